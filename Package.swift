@@ -1,0 +1,40 @@
+// swift-tools-version: 6.0
+// Courier: a fast, dependency-free HTTP connection framework for Swift on Linux.
+// This manifest must never declare a package dependency; system C libraries
+// come in through `.systemLibrary` targets only.
+import PackageDescription
+
+let package = Package(
+    name: "Courier",
+    products: [
+        .library(name: "Courier", targets: ["Courier"]),
+        .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
+    ],
+    targets: [
+        // System C libraries (libssl-dev, zlib1g-dev).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+
+        // Event loop (epoll) and non-blocking sockets, shared by the client and the servers.
+        .target(name: "CourierWire"),
+        // HTTP/1.1 wire format: head parsing, body framing, chunked coding, gzip/deflate.
+        .target(name: "CourierHTTP1", dependencies: ["CZlib"]),
+        // TLS client sessions over OpenSSL memory BIOs.
+        .target(name: "CourierTLS", dependencies: ["COpenSSL"]),
+        // The HTTP connection framework.
+        .target(name: "Courier", dependencies: ["CourierWire", "CourierHTTP1", "CourierTLS"]),
+        // A neutral HTTP/1.1 server core used by the test server and the ChatCave server.
+        .target(name: "HTTPServerCore", dependencies: ["CourierWire", "CourierHTTP1"]),
+        // A loopback HTTP server that misbehaves on demand, for Courier's tests and its users'.
+        .target(name: "CourierTestServer", dependencies: ["HTTPServerCore"]),
+
+        .testTarget(name: "CourierWireTests", dependencies: ["CourierWire"]),
+        .testTarget(name: "CourierHTTP1Tests", dependencies: ["CourierHTTP1"]),
+        .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS"]),
+        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"]),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

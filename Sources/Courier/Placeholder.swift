@@ -1,0 +1,1 @@
+// Placeholder: the Courier module's sources arrive with their issue.

@@ -1,0 +1,1 @@
+// Placeholder: the CourierHTTP1 module's sources arrive with their issue.

@@ -1,0 +1,1 @@
+// Placeholder: the CourierTLS module's sources arrive with their issue.

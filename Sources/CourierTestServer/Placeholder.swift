@@ -1,0 +1,1 @@
+// Placeholder: the CourierTestServer module's sources arrive with their issue.

@@ -1,0 +1,1 @@
+// Placeholder: the CourierWire module's sources arrive with their issue.

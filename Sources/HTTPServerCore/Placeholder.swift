@@ -1,0 +1,1 @@
+// Placeholder: the HTTPServerCore module's sources arrive with their issue.
