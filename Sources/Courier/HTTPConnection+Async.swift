@@ -1,0 +1,64 @@
+import Foundation
+
+/// The `async`/`await` style. Each call returns the acceptable response or throws an
+/// ``HTTPConnectionError``. Cancelling the calling Swift task cancels the request, which then
+/// throws ``HTTPConnectionError/cancelled``. The delegate hears of these requests too.
+extension HTTPConnection {
+    /// Sends a request and waits for its response.
+    /// - Parameter request: the request.
+    /// - Returns: the response, when the connection's validation accepts it.
+    /// - Throws: ``HTTPConnectionError``: `.unacceptableStatus` (response attached) for a
+    ///   rejected status, `.cancelled` when cancelled, or the failure that ended the request.
+    public func send(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPResponse {
+        let id = RequestID.next()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                _ = launch(request, id: id, callbacks: RequestCallbacks(continuation: continuation))
+                if Task.isCancelled { cancel(id) }
+            }
+        } onCancel: {
+            cancel(id)
+        }
+        return try result.get()
+    }
+
+    /// Sends a GET and waits for the response.
+    /// - Parameters:
+    ///   - path: a path relative to the base URL, or an absolute URL.
+    ///   - query: query items; none by default.
+    ///   - headers: header fields; none by default.
+    /// - Returns: the acceptable response.
+    /// - Throws: as ``send(_:)``.
+    public func get(_ path: String, query: [HTTPRequest.QueryItem] = [], headers: HTTPHeaders = [:]) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(HTTPRequest(.get, path, query: query, headers: headers))
+    }
+
+    /// Sends a HEAD and waits for the response. Parameters as for ``get(_:query:headers:)``.
+    public func head(_ path: String, query: [HTTPRequest.QueryItem] = [], headers: HTTPHeaders = [:]) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(HTTPRequest(.head, path, query: query, headers: headers))
+    }
+
+    /// Sends a DELETE and waits for the response. Parameters as for ``get(_:query:headers:)``.
+    public func delete(_ path: String, query: [HTTPRequest.QueryItem] = [], headers: HTTPHeaders = [:]) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(HTTPRequest(.delete, path, query: query, headers: headers))
+    }
+
+    /// Sends a POST and waits for the response.
+    /// - Parameter body: the body; none by default. Other parameters as for ``get(_:query:headers:)``.
+    public func post(_ path: String, query: [HTTPRequest.QueryItem] = [], headers: HTTPHeaders = [:],
+                     body: HTTPRequest.Body = .none) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(HTTPRequest(.post, path, query: query, headers: headers, body: body))
+    }
+
+    /// Sends a PUT and waits for the response. Parameters as for ``post(_:query:headers:body:)``.
+    public func put(_ path: String, query: [HTTPRequest.QueryItem] = [], headers: HTTPHeaders = [:],
+                    body: HTTPRequest.Body = .none) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(HTTPRequest(.put, path, query: query, headers: headers, body: body))
+    }
+
+    /// Sends a PATCH and waits for the response. Parameters as for ``post(_:query:headers:body:)``.
+    public func patch(_ path: String, query: [HTTPRequest.QueryItem] = [], headers: HTTPHeaders = [:],
+                      body: HTTPRequest.Body = .none) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(HTTPRequest(.patch, path, query: query, headers: headers, body: body))
+    }
+}

@@ -1,0 +1,40 @@
+import Synchronization
+
+extension HTTPConnection {
+    private struct GlobalDefaults: Sendable {
+        var timeout: Duration = .seconds(60)
+        var cachePolicy: CachePolicy = .useProtocolCachePolicy
+        var retryPolicy: RetryPolicy = .never
+        var transport: (any Transport)?
+    }
+
+    private static let globals = Mutex(GlobalDefaults())
+
+    /// The process-wide per-attempt timeout, used when neither the request nor its connection
+    /// sets one. 60 seconds by default.
+    public static var defaultTimeout: Duration {
+        get { globals.withLock { $0.timeout } }
+        set { globals.withLock { $0.timeout = newValue } }
+    }
+
+    /// The process-wide cache policy, used when neither the request nor its connection sets one.
+    /// ``CachePolicy/useProtocolCachePolicy`` by default.
+    public static var defaultCachePolicy: CachePolicy {
+        get { globals.withLock { $0.cachePolicy } }
+        set { globals.withLock { $0.cachePolicy = newValue } }
+    }
+
+    /// The process-wide retry policy, used when neither the request nor its connection sets one.
+    /// ``RetryPolicy/never`` by default.
+    public static var defaultRetryPolicy: RetryPolicy {
+        get { globals.withLock { $0.retryPolicy } }
+        set { globals.withLock { $0.retryPolicy = newValue } }
+    }
+
+    /// The transport of connections created without one. ``URLSessionTransport/shared`` by default.
+    /// Changing it affects connections created afterwards.
+    public static var defaultTransport: any Transport {
+        get { globals.withLock { $0.transport } ?? URLSessionTransport.shared }
+        set { globals.withLock { $0.transport = newValue } }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Synchronization
+
+/// One reusable connection to an HTTP service, through which any number of requests go.
+///
+/// `HTTPConnection` holds what requests share: a base URL, default headers, timeout, cache and
+/// retry policies, response validation, a weak ``delegate`` and the ``callbackQueue``. It is safe
+/// to use from any thread. Each request can be followed three ways, all giving the same results:
+///
+/// - a delegate (``HTTPConnectionDelegate``), for every request of the connection;
+/// - closures per request: `onDidStart`, `onSuccess`, `onError`;
+/// - `async`/`await`: ``send(_:)``, ``get(_:query:headers:)`` and friends.
+///
+/// Every request ends in **exactly one** terminal callback (finish, fail or cancel), delivered
+/// on ``callbackQueue``. Closure users receive a cancellation as `onError(.cancelled)`; `async`
+/// callers get ``HTTPConnectionError/cancelled`` thrown.
+///
+/// ```swift
+/// let connection = HTTPConnection(baseURL: URL(string: "https://chat.example.com")!)
+/// let rooms = try await connection.get("/rooms").decode([Room].self)
+/// ```
+public final class HTTPConnection: Sendable {
+    /// The URL that relative request targets are resolved against; `nil` requires absolute URLs.
+    public let baseURL: URL?
+    /// The serial queue on which every delegate call and closure runs. By default a private
+    /// serial queue of this connection, labelled `Courier.HTTPConnection.callbacks`.
+    public let callbackQueue: DispatchQueue
+
+    let pipeline: RequestPipeline
+    private let settings: Mutex<Settings>
+    private let delegateReference = Mutex<WeakDelegate>(WeakDelegate())
+    private let registry = Mutex<RequestRegistry>(RequestRegistry())
+
+    /// Creates a connection.
+    /// - Parameters:
+    ///   - baseURL: the URL relative targets are resolved against; `nil` by default.
+    ///   - configuration: the connection's settings; ``Configuration/init()`` by default.
+    public init(baseURL: URL? = nil, configuration: Configuration = Configuration()) {
+        self.baseURL = baseURL
+        self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "Courier.HTTPConnection.callbacks")
+        self.pipeline = RequestPipeline(transport: configuration.transport ?? HTTPConnection.defaultTransport)
+        self.settings = Mutex(Settings(configuration))
+    }
+
+    deinit {
+        // Only unmanaged requests can still be registered: a managed one keeps its connection alive.
+        let orphans = registry.withLock { $0.removeAll() }
+        for task in orphans { task.cancel(notify: false) }
+    }
+
+    // MARK: - Settings
+
+    /// Receives the events of every request; held weakly. `nil` by default.
+    public var delegate: (any HTTPConnectionDelegate)? {
+        get { delegateReference.withLock { $0.value } }
+        set { delegateReference.withLock { $0.value = newValue } }
+    }
+
+    /// The per-attempt timeout of this connection's requests; `nil` (the default) uses
+    /// ``defaultTimeout``. A request's own ``HTTPRequest/timeout`` wins over it.
+    public var timeout: Duration? {
+        get { settings.withLock { $0.timeout } }
+        set { settings.withLock { $0.timeout = newValue } }
+    }
+
+    /// The cache policy of this connection's requests; `nil` (the default) uses
+    /// ``defaultCachePolicy``. A request's own ``HTTPRequest/cachePolicy`` wins over it.
+    public var cachePolicy: CachePolicy? {
+        get { settings.withLock { $0.cachePolicy } }
+        set { settings.withLock { $0.cachePolicy = newValue } }
+    }
+
+    /// The retry policy of this connection's requests; `nil` (the default) uses
+    /// ``defaultRetryPolicy``. A request's own ``HTTPRequest/retryPolicy`` wins over it.
+    public var retryPolicy: RetryPolicy? {
+        get { settings.withLock { $0.retryPolicy } }
+        set { settings.withLock { $0.retryPolicy = newValue } }
+    }
+
+    /// Which responses are successes; ``ResponseValidation/successStatusCodes`` (2xx) by default.
+    public var validation: ResponseValidation {
+        get { settings.withLock { $0.validation } }
+        set { settings.withLock { $0.validation = newValue } }
+    }
+
+    /// Header fields sent with every request; a request's own fields of the same name win.
+    public var defaultHeaders: HTTPHeaders {
+        get { settings.withLock { $0.headers } }
+        set { settings.withLock { $0.headers = newValue } }
+    }
+
+    // MARK: - Starting and cancelling
+
+    /// Starts a request, reporting through closures and the delegate.
+    ///
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - onDidStart: called with the id when the request starts; `nil` by default.
+    ///   - onSuccess: called with the response when it is acceptable (terminal).
+    ///   - onError: called with the error when the request fails or is cancelled (terminal); `nil` by default.
+    /// - Returns: the request's id, for ``cancel(_:)``.
+    @discardableResult
+    public func start(
+        _ request: HTTPRequest,
+        onDidStart: (@Sendable (RequestID) -> Void)? = nil,
+        onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
+        onError: (@Sendable (HTTPConnectionError) -> Void)? = nil
+    ) -> RequestID {
+        let callbacks = RequestCallbacks(onDidStart: onDidStart, onSuccess: onSuccess, onError: onError)
+        registry.withLock { $0.lastStart = (request, callbacks) }
+        return launch(request, id: RequestID.next(), callbacks: callbacks)
+    }
+
+    /// Cancels one request. It ends with its cancel callback, unless it had already ended.
+    /// Cancelling an unknown or finished id does nothing.
+    public func cancel(_ id: RequestID) {
+        registry.withLock { $0.tasks[id] }?.cancel(notify: true)
+    }
+
+    /// Cancels every request of this connection that has not ended.
+    public func cancelAll() {
+        for task in registry.withLock({ Array($0.tasks.values) }) { task.cancel(notify: true) }
+    }
+
+    /// Re-fires the last request started with ``start(_:onDidStart:onSuccess:onError:)`` or a
+    /// closure convenience method, with the same closures (NitroConnection's `retryRequest`).
+    /// - Returns: the new request's id, or `nil` when nothing was started yet.
+    @discardableResult
+    public func retry() -> RequestID? {
+        guard let (request, callbacks) = registry.withLock({ $0.lastStart }) else { return nil }
+        return launch(request, id: RequestID.next(), callbacks: callbacks)
+    }
+
+    /// The ids of the requests that have not ended yet.
+    public var activeRequestIDs: [RequestID] {
+        registry.withLock { $0.tasks.keys.sorted() }
+    }
+
+    // MARK: - Internals shared by the three styles
+
+    func launch(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks) -> RequestID {
+        let lifetime = request.lifetime ?? .managed
+        let task = RequestTask(id: id, request: request, connection: self, lifetime: lifetime, callbacks: callbacks)
+        registry.withLock { $0.tasks[id] = task }
+        task.launch()
+        return id
+    }
+
+    func unregister(_ id: RequestID) {
+        _ = registry.withLock { $0.tasks.removeValue(forKey: id) }
+    }
+
+    func currentSettings() -> Settings {
+        settings.withLock { $0 }
+    }
+}
+
+extension HTTPConnection {
+    /// The settings that can change while the connection lives.
+    struct Settings: Sendable {
+        var timeout: Duration?
+        var cachePolicy: CachePolicy?
+        var retryPolicy: RetryPolicy?
+        var validation: ResponseValidation
+        var headers: HTTPHeaders
+        var maxResponseBodySize: Int
+
+        init(_ configuration: Configuration) {
+            timeout = configuration.timeout
+            cachePolicy = configuration.cachePolicy
+            retryPolicy = configuration.retryPolicy
+            validation = configuration.validation
+            headers = configuration.headers
+            maxResponseBodySize = configuration.maxResponseBodySize
+        }
+    }
+
+    struct WeakDelegate: Sendable {
+        weak var value: (any HTTPConnectionDelegate)?
+    }
+
+    struct RequestRegistry: Sendable {
+        var tasks: [RequestID: RequestTask] = [:]
+        var lastStart: (HTTPRequest, RequestCallbacks)?
+
+        mutating func removeAll() -> [RequestTask] {
+            defer { tasks.removeAll() }
+            return Array(tasks.values)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/// The one error type of Courier: every failed request ends in exactly one of these.
+///
+/// It is a struct with a private code and static members, so new kinds can be added without
+/// breaking anyone's `switch`. Compare kinds with `==` (details are ignored):
+///
+/// ```swift
+/// catch let error as HTTPConnectionError where error == .timedOut { … }
+/// ```
+///
+/// Every error has a ``description`` that says what happened in plain words, keeps the
+/// ``underlying`` error it came from, and, for status and decoding failures, the ``response``.
+public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    private enum Code: String, Sendable {
+        case invalidURL, invalidRequest, invalidBody
+        case cannotResolveHost, cannotConnect, timedOut, connectionLost, staleConnection, cancelled
+        case badResponse, headTooLarge, unacceptableStatus, bodyTooLarge, decodingFailed, decompressionFailed
+        case untrustedCertificate, expiredCertificate, hostnameMismatch, pinMismatch, tlsFailed
+        case deadlineExceeded, tooManyRedirects, redirectCycle, redirectRefused
+        case notCached, authenticationFailed, transportFailed
+    }
+
+    private let code: Code
+    /// Specific words about this occurrence, e.g. the host that refused the connection.
+    public let detail: String?
+    /// The error this one wraps (a socket error, a decoder error, a `URLError`, …), if any.
+    public let underlying: (any Error)?
+    /// The response, for ``unacceptableStatus`` and ``decodingFailed``, and when a body was cut short.
+    public let response: HTTPResponse?
+
+    private init(_ code: Code, detail: String? = nil, underlying: (any Error)? = nil, response: HTTPResponse? = nil) {
+        self.code = code
+        self.detail = detail
+        self.underlying = underlying
+        self.response = response
+    }
+
+    /// A copy with specific detail, an underlying error and a response attached.
+    public func with(detail: String? = nil, underlying: (any Error)? = nil, response: HTTPResponse? = nil) -> Self {
+        Self(code, detail: detail ?? self.detail, underlying: underlying ?? self.underlying, response: response ?? self.response)
+    }
+
+    /// Two errors are equal when they are of the same kind; details are not compared.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+
+    /// A short, stable name for the kind, e.g. `"timedOut"`.
+    public var kindName: String { code.rawValue }
+
+    /// The URL could not be formed from the base URL and the request's target.
+    public static let invalidURL = Self(.invalidURL)
+    /// The request cannot be sent as it is (an invalid method token or header).
+    public static let invalidRequest = Self(.invalidRequest)
+    /// The request body could not be encoded.
+    public static let invalidBody = Self(.invalidBody)
+    /// The host name could not be resolved.
+    public static let cannotResolveHost = Self(.cannotResolveHost)
+    /// No connection could be made: refused, unreachable, or the connect timed out.
+    public static let cannotConnect = Self(.cannotConnect)
+    /// Nothing arrived for longer than the request's timeout.
+    public static let timedOut = Self(.timedOut)
+    /// The connection closed before the response was complete.
+    public static let connectionLost = Self(.connectionLost)
+    /// A pooled connection turned out to be closed by the server, and the request could not be re-sent safely.
+    public static let staleConnection = Self(.staleConnection)
+    /// The request was cancelled.
+    public static let cancelled = Self(.cancelled)
+    /// The server's response broke the HTTP protocol.
+    public static let badResponse = Self(.badResponse)
+    /// The response head was larger than the limit, or had too many fields.
+    public static let headTooLarge = Self(.headTooLarge)
+    /// The status was not acceptable to the connection's validation (by default, not 2xx); the response is attached.
+    public static let unacceptableStatus = Self(.unacceptableStatus)
+    /// The response body was larger than the request's maximum.
+    public static let bodyTooLarge = Self(.bodyTooLarge)
+    /// The body could not be decoded into the requested type; the response is attached.
+    public static let decodingFailed = Self(.decodingFailed)
+    /// The body's `Content-Encoding` could not be decoded, or it exceeded the decompression limits.
+    public static let decompressionFailed = Self(.decompressionFailed)
+    /// The server's certificate chain is not trusted.
+    public static let untrustedCertificate = Self(.untrustedCertificate)
+    /// The server's certificate has expired or is not yet valid.
+    public static let expiredCertificate = Self(.expiredCertificate)
+    /// The server's certificate is not valid for the host name.
+    public static let hostnameMismatch = Self(.hostnameMismatch)
+    /// The server's certificate matches none of the pinned certificates or keys.
+    public static let pinMismatch = Self(.pinMismatch)
+    /// The TLS handshake or session failed for another reason.
+    public static let tlsFailed = Self(.tlsFailed)
+    /// The whole-request deadline passed.
+    public static let deadlineExceeded = Self(.deadlineExceeded)
+    /// More redirects than the limit.
+    public static let tooManyRedirects = Self(.tooManyRedirects)
+    /// A redirect led back to a URL already visited.
+    public static let redirectCycle = Self(.redirectCycle)
+    /// A redirect was refused by policy (a downgrade to http, a hook, or an unusable `Location`).
+    public static let redirectRefused = Self(.redirectRefused)
+    /// The cache policy forbade the network and nothing was cached.
+    public static let notCached = Self(.notCached)
+    /// Authentication could not be completed.
+    public static let authenticationFailed = Self(.authenticationFailed)
+    /// The transport failed in a way no other kind describes.
+    public static let transportFailed = Self(.transportFailed)
+
+    /// A `401`, `404`, … answer with the response attached.
+    public static func unacceptableStatus(_ response: HTTPResponse) -> Self {
+        Self(.unacceptableStatus, detail: nil, response: response)
+    }
+
+    /// Whether the failure is about the server's certificate (never worth retrying).
+    public var isCertificateFailure: Bool {
+        [.untrustedCertificate, .expiredCertificate, .hostnameMismatch, .pinMismatch].contains(code)
+    }
+
+    /// A plain sentence: what happened, then the specifics.
+    public var description: String {
+        var text = summary
+        if let detail, !detail.isEmpty { text += ": \(detail)" }
+        if let response, code == .unacceptableStatus || code == .decodingFailed {
+            text += " (\(response.status) from \(response.url.absoluteString))"
+        }
+        if let underlying { text += " [\(underlying)]" }
+        return text
+    }
+
+    private var summary: String {
+        switch code {
+        case .invalidURL: "The URL is invalid"
+        case .invalidRequest: "The request is invalid"
+        case .invalidBody: "The request body could not be encoded"
+        case .cannotResolveHost: "The host name could not be resolved"
+        case .cannotConnect: "Could not connect to the server"
+        case .timedOut: "The request timed out"
+        case .connectionLost: "The connection was lost before the response was complete"
+        case .staleConnection: "The pooled connection had been closed by the server"
+        case .cancelled: "The request was cancelled"
+        case .badResponse: "The server sent an invalid HTTP response"
+        case .headTooLarge: "The response head exceeds the limit"
+        case .unacceptableStatus: "The server answered with an unacceptable status"
+        case .bodyTooLarge: "The response body exceeds the maximum size"
+        case .decodingFailed: "The response body could not be decoded"
+        case .decompressionFailed: "The response body could not be decompressed"
+        case .untrustedCertificate: "The server's certificate is not trusted"
+        case .expiredCertificate: "The server's certificate has expired or is not yet valid"
+        case .hostnameMismatch: "The server's certificate does not match the host name"
+        case .pinMismatch: "The server's certificate matches no pinned certificate or key"
+        case .tlsFailed: "The secure connection failed"
+        case .deadlineExceeded: "The request's deadline passed"
+        case .tooManyRedirects: "Too many redirects"
+        case .redirectCycle: "The redirects form a cycle"
+        case .redirectRefused: "A redirect was refused"
+        case .notCached: "The response is not cached and the cache policy forbids loading it"
+        case .authenticationFailed: "Authentication failed"
+        case .transportFailed: "The transport failed"
+        }
+    }
+}

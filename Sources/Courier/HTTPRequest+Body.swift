@@ -1,0 +1,62 @@
+import Foundation
+
+extension HTTPRequest {
+    /// A request body with its content type.
+    public struct Body: Sendable {
+        /// The encoded bytes; empty for ``none``.
+        public let data: Data
+        /// The `Content-Type` sent with the body; `nil` sends none.
+        public let contentType: String?
+
+        /// No body.
+        public static let none = Body(data: Data(), contentType: nil)
+
+        /// Raw bytes with a content type.
+        /// - Parameters:
+        ///   - data: the bytes, sent as they are.
+        ///   - contentType: the `Content-Type`; `application/octet-stream` by default.
+        public static func data(_ data: Data, contentType: String = "application/octet-stream") -> Body {
+            Body(data: data, contentType: contentType)
+        }
+
+        /// UTF-8 text.
+        /// - Parameters:
+        ///   - text: the text.
+        ///   - contentType: the `Content-Type`; `text/plain; charset=utf-8` by default.
+        public static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> Body {
+            Body(data: Data(text.utf8), contentType: contentType)
+        }
+
+        /// JSON encoded from an `Encodable` value, sent as `application/json`.
+        /// - Parameters:
+        ///   - value: the value to encode.
+        ///   - encoder: the encoder; a plain `JSONEncoder` by default.
+        /// - Throws: ``HTTPConnectionError/invalidBody`` when the value cannot be encoded.
+        public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) throws(HTTPConnectionError) -> Body {
+            do {
+                return Body(data: try encoder.encode(value), contentType: "application/json")
+            } catch {
+                throw HTTPConnectionError.invalidBody.with(detail: "the value could not be encoded as JSON", underlying: error)
+            }
+        }
+
+        /// An `application/x-www-form-urlencoded` body from ordered pairs.
+        ///
+        /// Bracketed keys express nesting the way Rails and Express read it:
+        /// `.form(["user[name]": "alice", "user[password]": "pw"])`. Keys and values are
+        /// percent-encoded (space as `+`), so brackets travel as `%5B` and `%5D`, which every
+        /// form parser decodes before reading the nesting.
+        public static func form(_ pairs: KeyValuePairs<String, String>) -> Body {
+            form(pairs.map { ($0.key, $0.value) })
+        }
+
+        /// An `application/x-www-form-urlencoded` body from ordered `(key, value)` pairs.
+        public static func form(_ pairs: [(String, String)]) -> Body {
+            Body(data: Data(URLEncoding.formEncoded(pairs).utf8),
+                 contentType: "application/x-www-form-urlencoded")
+        }
+
+        /// Whether there is no body.
+        public var isEmpty: Bool { data.isEmpty && contentType == nil }
+    }
+}

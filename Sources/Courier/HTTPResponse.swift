@@ -1,0 +1,83 @@
+import Foundation
+
+/// A complete HTTP response: status, headers, body and the URL it came from.
+public struct HTTPResponse: Sendable {
+    /// The status line's code, reason and kind.
+    public var status: Status
+    /// The header fields, in the order received.
+    public var headers: HTTPHeaders
+    /// The body, decompressed when the transport decoded a `Content-Encoding`.
+    public var body: Data
+    /// The URL of the request that produced this response (after any redirects).
+    public var url: URL
+
+    /// Creates a response.
+    public init(status: Status, headers: HTTPHeaders = [:], body: Data = Data(), url: URL) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+    }
+
+    /// The response head alone: status, headers and URL, as reported before the body arrives.
+    public var head: Head { Head(status: status, headers: headers, url: url) }
+
+    /// The body as text, decoded with the `charset` of `Content-Type` (UTF-8 when absent),
+    /// or `nil` when the bytes are not valid in that encoding.
+    public var text: String? {
+        String(data: body, encoding: Self.textEncoding(contentType: headers["Content-Type"]))
+    }
+
+    /// Decodes the body as JSON.
+    /// - Parameters:
+    ///   - type: the type to decode.
+    ///   - decoder: the decoder; a plain `JSONDecoder` by default.
+    /// - Returns: the decoded value.
+    /// - Throws: ``HTTPConnectionError/decodingFailed`` with the response and the decoder's error attached.
+    public func decode<Value: Decodable>(_ type: Value.Type, decoder: JSONDecoder = JSONDecoder()) throws(HTTPConnectionError) -> Value {
+        do {
+            return try decoder.decode(type, from: body)
+        } catch {
+            throw HTTPConnectionError.decodingFailed.with(
+                detail: "the body of \(status.code) from \(url.absoluteString) is not a valid \(Value.self)",
+                underlying: error, response: self)
+        }
+    }
+
+    /// The response head: what is known before the body arrives.
+    public struct Head: Sendable {
+        /// The status.
+        public var status: Status
+        /// The header fields.
+        public var headers: HTTPHeaders
+        /// The URL of the request.
+        public var url: URL
+
+        /// Creates a head.
+        public init(status: Status, headers: HTTPHeaders, url: URL) {
+            self.status = status
+            self.headers = headers
+            self.url = url
+        }
+
+        /// The declared body length from `Content-Length`, if any.
+        public var expectedContentLength: Int64? {
+            headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        }
+    }
+
+    static func textEncoding(contentType: String?) -> String.Encoding {
+        guard let contentType,
+              let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return .utf8 }
+        let charset = contentType[range.upperBound...]
+            .prefix { $0 != ";" }
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+            .lowercased()
+        switch charset {
+        case "iso-8859-1", "latin1": return .isoLatin1
+        case "us-ascii", "ascii": return .ascii
+        case "utf-16": return .utf16
+        default: return .utf8
+        }
+    }
+}

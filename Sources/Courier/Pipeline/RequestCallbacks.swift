@@ -1,0 +1,19 @@
+/// The per-request receivers of a request's outcome: closures, or the continuation of an `async` caller.
+struct RequestCallbacks: Sendable {
+    typealias Continuation = CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>
+
+    var onDidStart: (@Sendable (RequestID) -> Void)?
+    var onSuccess: (@Sendable (HTTPResponse) -> Void)?
+    var onError: (@Sendable (HTTPConnectionError) -> Void)?
+    var continuation: Continuation?
+
+    init(onDidStart: (@Sendable (RequestID) -> Void)? = nil,
+         onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
+         onError: (@Sendable (HTTPConnectionError) -> Void)? = nil,
+         continuation: Continuation? = nil) {
+        self.onDidStart = onDidStart
+        self.onSuccess = onSuccess
+        self.onError = onError
+        self.continuation = continuation
+    }
+}

@@ -1,0 +1,45 @@
+/// The stages between ``HTTPConnection`` and the ``Transport``.
+///
+/// Each stage is a small type with one job (deadline, authentication, cache, retry, redirects,
+/// metrics); it receives the request and a `next` to call for the rest of the pipeline, and may
+/// call it several times (retry, redirects) or not at all (a cache hit). No stage knows which
+/// transport is below it.
+struct RequestPipeline: Sendable {
+    let transport: any Transport
+    let stages: [any PipelineStage]
+
+    init(transport: any Transport, stages: [any PipelineStage] = []) {
+        self.transport = transport
+        self.stages = stages
+    }
+
+    /// Sends the request through every stage, then the transport.
+    func send(_ request: TransportRequest, context: RequestContext) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(request, context: context, from: stages.startIndex)
+    }
+
+    private func send(_ request: TransportRequest, context: RequestContext, from index: Int) async throws(HTTPConnectionError) -> HTTPResponse {
+        guard index < stages.endIndex else {
+            return try await transport.send(request, observer: context.observer)
+        }
+        let next = PipelineNext { request throws(HTTPConnectionError) in
+            try await self.send(request, context: context, from: index + 1)
+        }
+        return try await stages[index].send(request, context: context, next: next)
+    }
+}
+
+/// One stage of the request pipeline.
+protocol PipelineStage: Sendable {
+    /// Handles the request, calling `next` for the rest of the pipeline as often as needed.
+    func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse
+}
+
+/// The rest of the pipeline, as seen from one stage.
+struct PipelineNext: Sendable {
+    let send: @Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse
+
+    func callAsFunction(_ request: TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await send(request)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A request resolved against its connection: the absolute URL, the merged headers and the
+/// effective settings, each taken from the request, else the connection, else the global default.
+struct RequestPlan: Sendable {
+    let request: HTTPRequest
+    let transportRequest: TransportRequest
+    let cachePolicy: CachePolicy
+    let retryPolicy: RetryPolicy
+
+    init(_ request: HTTPRequest, connection: HTTPConnection, settings: HTTPConnection.Settings) throws(HTTPConnectionError) {
+        guard request.method.isValidToken else {
+            throw .invalidRequest.with(detail: "'\(request.method.rawValue)' is not a valid method token")
+        }
+        let url = try Self.url(for: request, baseURL: connection.baseURL)
+        var headers = settings.headers
+        headers.merge(request.headers)
+        if let contentType = request.body.contentType, !headers.contains("Content-Type") {
+            headers.set(contentType, for: "Content-Type")
+        }
+        if let bad = headers.first(where: { !Self.isValidField($0) }) {
+            throw .invalidRequest.with(detail: "the header field '\(bad.name)' contains characters HTTP forbids")
+        }
+        self.request = request
+        self.cachePolicy = request.cachePolicy ?? settings.cachePolicy ?? HTTPConnection.defaultCachePolicy
+        self.retryPolicy = request.retryPolicy ?? settings.retryPolicy ?? HTTPConnection.defaultRetryPolicy
+        self.transportRequest = TransportRequest(
+            method: request.method,
+            url: url,
+            headers: headers,
+            body: request.body.data,
+            timeout: request.timeout ?? settings.timeout ?? HTTPConnection.defaultTimeout,
+            maxResponseBodySize: request.maxResponseBodySize ?? settings.maxResponseBodySize)
+    }
+
+    /// Resolves a target against a base URL and appends the query.
+    ///
+    /// An absolute target (with a scheme) is used as it is. A relative one is appended to the
+    /// base URL's path with exactly one `/` between them, so `https://h/api` + `/rooms` gives
+    /// `https://h/api/rooms`. A query already in the target is kept; query items follow it.
+    static func url(for request: HTTPRequest, baseURL: URL?) throws(HTTPConnectionError) -> URL {
+        let target = request.target
+        var text: String
+        if target.contains("://") {
+            text = target
+        } else if let baseURL {
+            var base = baseURL.absoluteString
+            if let fragment = base.firstIndex(of: "#") { base = String(base[..<fragment]) }
+            if let query = base.firstIndex(of: "?") { base = String(base[..<query]) }
+            while base.hasSuffix("/") { base.removeLast() }
+            let relative = target.drop { $0 == "/" }
+            text = relative.isEmpty ? base + "/" : base + "/" + relative
+        } else {
+            throw .invalidURL.with(detail: "'\(target)' is relative and the connection has no base URL")
+        }
+        if !request.query.isEmpty {
+            let separator = text.contains("?") ? (text.hasSuffix("?") || text.hasSuffix("&") ? "" : "&") : "?"
+            text += separator + URLEncoding.query(request.query)
+        }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+            throw .invalidURL.with(detail: "'\(text)' is not an absolute http or https URL")
+        }
+        return url
+    }
+
+    private static func isValidField(_ field: HTTPHeaders.Field) -> Bool {
+        !field.name.isEmpty && field.name.utf8.allSatisfy(URLEncoding.isTokenByte)
+            && !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
+    }
+}

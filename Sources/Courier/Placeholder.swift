@@ -1,1 +1,0 @@
-// Placeholder: the Courier module's sources arrive with their issue.

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Sends one HTTP request over the wire and returns its response.
+///
+/// A transport knows nothing of retries, redirects, authentication or caching: the request
+/// pipeline above it owns those, so that they behave the same on every transport. A transport
+/// must not follow redirects, store cookies or cache.
+///
+/// Implementations must be safe to call from many tasks at once and must honour Swift task
+/// cancellation promptly, ending with ``HTTPConnectionError/cancelled``.
+public protocol Transport: Sendable {
+    /// Sends one request and collects its response.
+    /// - Parameters:
+    ///   - request: the fully resolved request.
+    ///   - observer: receives the head and body bytes as they arrive.
+    /// - Returns: the response, whatever its status.
+    /// - Throws: an ``HTTPConnectionError`` describing why no complete response arrived.
+    func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse
+}
+
+/// One request as a transport sends it: the URL, headers and settings are all resolved.
+public struct TransportRequest: Sendable {
+    /// The method.
+    public var method: HTTPRequest.Method
+    /// The absolute URL.
+    public var url: URL
+    /// Every header field to send, including `Content-Type` for the body.
+    public var headers: HTTPHeaders
+    /// The body bytes; empty for none.
+    public var body: Data
+    /// The longest silence allowed while connecting or waiting for bytes.
+    public var timeout: Duration
+    /// The largest response body accepted, in bytes.
+    public var maxResponseBodySize: Int
+
+    /// Creates a transport request.
+    public init(method: HTTPRequest.Method, url: URL, headers: HTTPHeaders = [:], body: Data = Data(),
+                timeout: Duration = .seconds(60), maxResponseBodySize: Int = 64 << 20) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maxResponseBodySize = maxResponseBodySize
+    }
+}
+
+/// Hears a transport's progress on one request.
+public protocol TransportObserver: Sendable {
+    /// Whether body bytes should be reported; when `false` a transport may skip copying them.
+    var observesBody: Bool { get }
+    /// A response head arrived.
+    func transportDidReceiveHead(_ head: HTTPResponse.Head)
+    /// Body bytes arrived.
+    /// - Parameters:
+    ///   - data: the bytes that just arrived (after content decoding).
+    ///   - bytesSoFar: the body bytes received so far.
+    ///   - expectedTotal: the declared length, if known.
+    func transportDidReceiveBody(_ data: Data, bytesSoFar: Int64, expectedTotal: Int64?)
+}
+
+/// An observer that ignores everything.
+public struct IgnoringTransportObserver: TransportObserver {
+    /// Creates the observer.
+    public init() {}
+    /// `false`.
+    public var observesBody: Bool { false }
+    /// Does nothing.
+    public func transportDidReceiveHead(_ head: HTTPResponse.Head) {}
+    /// Does nothing.
+    public func transportDidReceiveBody(_ data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {}
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// A transport over Foundation's `URLSession`, kept as an alternative and as a baseline.
+///
+/// URLSession's own redirect following, cookie storage and `URLCache` are switched off, so the
+/// request pipeline above behaves the same as on Courier's native transport. On Linux,
+/// URLSession is much slower than the native transport; prefer that one unless you need
+/// something only URLSession offers.
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+    private let router: URLSessionTaskRouter
+
+    /// A shared instance.
+    public static let shared = URLSessionTransport()
+
+    /// Creates a transport with its own `URLSession`.
+    /// - Parameter configuration: the session configuration to start from; an ephemeral one by
+    ///   default. Caching, cookies and credential storage are switched off in any case.
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCredentialStorage = nil
+        configuration.httpMaximumConnectionsPerHost = 16
+        router = URLSessionTaskRouter()
+        let queue = OperationQueue()
+        queue.name = "Courier.URLSessionTransport"
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    /// Sends the request with a URLSession data task.
+    public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                    timeoutInterval: request.timeout.timeInterval)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.httpShouldHandleCookies = false
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
+        if !request.body.isEmpty { urlRequest.httpBody = request.body }
+
+        let task = session.dataTask(with: urlRequest)
+        let exchange = URLSessionExchange(url: request.url, observer: observer,
+                                          maxBodySize: request.maxResponseBodySize)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                exchange.begin(continuation)
+                router.register(exchange, for: task)
+                if Task.isCancelled { task.cancel() }
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+        return try result.get()
+    }
+}
+
+/// Routes URLSession's delegate callbacks to the exchange of each task.
+final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
+    private let exchanges = Mutex<[Int: URLSessionExchange]>([:])
+
+    func register(_ exchange: URLSessionExchange, for task: URLSessionTask) {
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+    }
+
+    private func exchange(for task: URLSessionTask) -> URLSessionExchange? {
+        exchanges.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)  // the pipeline owns redirects
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        let keepGoing = exchange(for: dataTask)?.didReceive(response) ?? false
+        completionHandler(keepGoing ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let exchange = exchange(for: dataTask) else { return }
+        if !exchange.didReceive(data) { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        exchange?.complete(error: error)
+    }
+}
+
+/// The state of one URLSession data task: its response so far and the waiting continuation.
+final class URLSessionExchange: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?
+        var head: HTTPResponse.Head?
+        var body = Data()
+        var failure: HTTPConnectionError?
+    }
+
+    private let url: URL
+    private let observer: any TransportObserver
+    private let maxBodySize: Int
+    private let state = Mutex(State())
+
+    init(url: URL, observer: any TransportObserver, maxBodySize: Int) {
+        self.url = url
+        self.observer = observer
+        self.maxBodySize = maxBodySize
+    }
+
+    func begin(_ continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// Records the head; returns `false` when the body would be too large.
+    func didReceive(_ response: URLResponse) -> Bool {
+        guard let http = response as? HTTPURLResponse else {
+            state.withLock { $0.failure = .badResponse.with(detail: "not an HTTP response") }
+            return false
+        }
+        var headers = HTTPHeaders()
+        for (name, value) in http.allHeaderFields {
+            headers.add("\(value)", for: "\(name)")
+        }
+        let head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
+        if let expected = head.expectedContentLength, expected > maxBodySize {
+            state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
+            return false
+        }
+        state.withLock { $0.head = head }
+        observer.transportDidReceiveHead(head)
+        return true
+    }
+
+    /// Appends body bytes; returns `false` when the maximum size is passed.
+    func didReceive(_ data: Data) -> Bool {
+        let progress: (Int64, Int64?)? = state.withLock { state in
+            guard state.failure == nil else { return nil }
+            if state.body.count + data.count > maxBodySize {
+                state.failure = Self.tooLarge(maxBodySize)
+                return nil
+            }
+            state.body.append(data)
+            return (Int64(state.body.count), state.head?.expectedContentLength)
+        }
+        guard let (soFar, expected) = progress else { return false }
+        if observer.observesBody { observer.transportDidReceiveBody(data, bytesSoFar: soFar, expectedTotal: expected) }
+        return true
+    }
+
+    func complete(error: (any Error)?) {
+        let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?, Result<HTTPResponse, HTTPConnectionError>) in
+            let continuation = state.continuation
+            state.continuation = nil
+            if let failure = state.failure { return (continuation, .failure(failure)) }
+            if let error { return (continuation, .failure(Self.map(error))) }
+            guard let head = state.head else {
+                return (continuation, .failure(.badResponse.with(detail: "no response head")))
+            }
+            return (continuation, .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url)))
+        }
+        continuation?.resume(returning: result)
+    }
+
+    private static func tooLarge(_ limit: Int) -> HTTPConnectionError {
+        .bodyTooLarge.with(detail: "the limit is \(limit) bytes")
+    }
+
+    static func map(_ error: any Error) -> HTTPConnectionError {
+        guard let urlError = error as? URLError else { return .transportFailed.with(underlying: error) }
+        let kind: HTTPConnectionError = switch urlError.code {
+        case .cancelled: .cancelled
+        case .timedOut: .timedOut
+        case .cannotFindHost, .dnsLookupFailed: .cannotResolveHost
+        case .cannotConnectToHost, .notConnectedToInternet: .cannotConnect
+        case .networkConnectionLost: .connectionLost
+        case .badServerResponse, .cannotParseResponse: .badResponse
+        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot: .untrustedCertificate
+        case .serverCertificateHasBadDate, .serverCertificateNotYetValid: .expiredCertificate
+        case .secureConnectionFailed, .clientCertificateRejected: .tlsFailed
+        case .badURL, .unsupportedURL: .invalidURL
+        case .dataLengthExceedsMaximum: .bodyTooLarge
+        case .cannotDecodeContentData, .cannotDecodeRawData: .decompressionFailed
+        default: .transportFailed
+        }
+        return kind.with(detail: urlError.localizedDescription, underlying: urlError)
+    }
+}

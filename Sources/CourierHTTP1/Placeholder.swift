@@ -1,1 +1,0 @@
-// Placeholder: the CourierHTTP1 module's sources arrive with their issue.
