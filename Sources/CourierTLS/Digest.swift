@@ -1,0 +1,37 @@
+import COpenSSL
+
+/// Cryptographic digests computed by OpenSSL's EVP interface.
+public enum Digest {
+    /// The SHA-256 digest of some bytes.
+    ///
+    /// Used for certificate and public-key pins
+    /// (``TLSConfiguration/CertificatePin``).
+    ///
+    /// - Parameter bytes: the input, e.g. `[UInt8]`, `Data`, `ArraySlice<UInt8>`
+    ///   or `String.UTF8View`.
+    /// - Returns: the 32-byte digest.
+    public static func sha256(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        if let digest = bytes.withContiguousStorageIfAvailable({ sha256(UnsafeRawBufferPointer($0)) }) {
+            return digest
+        }
+        return Array(bytes).withUnsafeBytes { sha256($0) }
+    }
+
+    /// The SHA-256 digest of the bytes in a buffer.
+    ///
+    /// - Parameter bytes: the input.
+    /// - Returns: the 32-byte digest. If OpenSSL cannot compute it at all (it
+    ///   could not allocate a digest context, or a broken provider
+    ///   configuration hides SHA-256), 32 zero bytes, which match no pin.
+    public static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        // EVP_Digest accepts a NULL pointer for zero bytes of input.
+        let ok = digest.withUnsafeMutableBufferPointer { output in
+            EVP_Digest(bytes.baseAddress, bytes.count, output.baseAddress, &length, EVP_sha256(), nil) == 1
+        }
+        // SHA-256 over memory cannot fail short of OpenSSL being unable to
+        // allocate a digest context; an all-zero digest never matches a pin.
+        return ok && length == 32 ? digest : [UInt8](repeating: 0, count: 32)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder: the CourierTLS module's sources arrive with their issue.

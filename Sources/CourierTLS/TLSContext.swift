@@ -1,0 +1,153 @@
+import COpenSSL
+import Foundation
+
+/// A configured OpenSSL client context (`SSL_CTX`), shared by many sessions.
+///
+/// Creating a context loads the trust store and validates the configuration,
+/// which is comparatively expensive; do it once per ``TLSConfiguration`` and
+/// create a cheap ``TLSClientSession`` from it for every connection.
+///
+/// A context is immutable after `init` and may be used from any thread.
+///
+/// Settings applied to every session: TLS 1.2 or the configured minimum,
+/// OpenSSL's default cipher suites and security level, no TLS compression, no
+/// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, and
+/// `SSL_MODE_RELEASE_BUFFERS` (idle pooled connections release their record
+/// buffers).
+public final class TLSContext: @unchecked Sendable {
+    // @unchecked: the only stored state besides the immutable configuration is
+    // the SSL_CTX pointer, which is fully configured in `init` and never
+    // modified afterwards. OpenSSL documents an SSL_CTX (and its X509_STORE,
+    // which carries its own lock) as safe to share between threads for
+    // creating connections once it is no longer being changed.
+
+    /// The configuration this context was built from.
+    public let configuration: TLSConfiguration
+
+    /// The `SSL_CTX`, owned by this object.
+    let context: OpaquePointer
+
+    /// Builds a context.
+    ///
+    /// - Parameter configuration: the settings for every session created from this context.
+    /// - Throws: ``TLSError/invalidConfiguration`` if a PEM bundle holds no
+    ///   readable certificate or an ALPN protocol name is empty or longer than
+    ///   255 bytes; ``TLSError/internalError`` if OpenSSL cannot create the context.
+    public init(configuration: TLSConfiguration) throws(TLSError) {
+        ERR_clear_error()
+        guard let method = TLS_client_method(), let context = SSL_CTX_new(method) else {
+            throw TLSError.internalError.with(detail: "SSL_CTX_new failed: \(OpenSSL.drainErrorQueue())")
+        }
+        do {
+            try Self.configure(context, with: configuration)
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+        self.configuration = configuration
+        self.context = context
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+
+    private static func configure(_ context: OpaquePointer,
+                                  with configuration: TLSConfiguration) throws(TLSError) {
+        guard OpenSSL.setMinimumProtocolVersion(context, configuration.minimumVersion.openSSLValue) else {
+            throw TLSError.internalError.with(
+                detail: "cannot set the minimum protocol version: \(OpenSSL.drainErrorQueue())")
+        }
+        _ = SSL_CTX_set_options(context, courier_ssl_op_no_compression() | courier_ssl_op_no_renegotiation())
+        OpenSSL.addMode(context, UInt32(SSL_MODE_RELEASE_BUFFERS))
+
+        // Chain verification (which also covers the host name, set per session)
+        // aborts the handshake on failure when SSL_VERIFY_PEER is set. Without
+        // it OpenSSL still completes the handshake and the session checks what
+        // it was asked to check (host name, pins) itself.
+        SSL_CTX_set_verify(context, configuration.verifyCertificate ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nil)
+
+        switch configuration.trustRoots {
+        case .system:
+            try loadSystemTrustRoots(into: context)
+        case .pem(let pem):
+            try loadTrustRoots(pem: pem, into: context)
+        case .systemPlus(let pem):
+            try loadSystemTrustRoots(into: context)
+            try loadTrustRoots(pem: pem, into: context)
+        }
+
+        if !configuration.applicationProtocols.isEmpty {
+            let wire = try alpnWireFormat(configuration.applicationProtocols)
+            let failed = wire.withUnsafeBufferPointer { buffer in
+                // Unlike most OpenSSL calls, this one returns 0 on success.
+                SSL_CTX_set_alpn_protos(context, buffer.baseAddress, UInt32(buffer.count)) != 0
+            }
+            if failed {
+                throw TLSError.internalError.with(detail: "cannot set ALPN: \(OpenSSL.drainErrorQueue())")
+            }
+        }
+    }
+
+    private static func loadSystemTrustRoots(into context: OpaquePointer) throws(TLSError) {
+        guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+            throw TLSError.invalidConfiguration.with(
+                detail: "cannot load the system trust store: \(OpenSSL.drainErrorQueue())")
+        }
+    }
+
+    /// Adds every certificate of a PEM bundle to the context's trust store.
+    private static func loadTrustRoots(pem: Data, into context: OpaquePointer) throws(TLSError) {
+        guard let store = SSL_CTX_get_cert_store(context) else {
+            throw TLSError.internalError.with(detail: "the context has no certificate store")
+        }
+        guard !pem.isEmpty, pem.count <= Int(Int32.max) else {
+            throw TLSError.invalidConfiguration.with(detail: "the PEM trust bundle is empty or too large")
+        }
+        ERR_clear_error()
+        let loaded: Int? = pem.withUnsafeBytes { bytes -> Int? in
+            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
+            defer { BIO_free(bio) }
+            var count = 0
+            // Bounded by the input: every iteration consumes at least one PEM block.
+            while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+                let added = X509_STORE_add_cert(store, certificate)
+                X509_free(certificate)
+                // Adding the same certificate twice is harmless; anything else is not.
+                if added != 1 && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_CERT_ALREADY_IN_HASH_TABLE {
+                    return nil
+                }
+                ERR_clear_error()
+                count += 1
+            }
+            // The loop ends with "no start line" at the end of the input; any
+            // other error means a damaged certificate block.
+            guard OpenSSL.peekErrorReasons().last == PEM_R_NO_START_LINE else { return nil }
+            return count
+        }
+        guard let loaded, loaded > 0 else {
+            let queue = OpenSSL.drainErrorQueue()
+            throw TLSError.invalidConfiguration.with(
+                detail: "the PEM trust bundle holds no readable certificate" + (queue.isEmpty ? "" : " (\(queue))"))
+        }
+        ERR_clear_error()
+    }
+
+    /// Encodes ALPN protocol names as length-prefixed strings (RFC 7301 §3.1).
+    private static func alpnWireFormat(_ protocols: [String]) throws(TLSError) -> [UInt8] {
+        var wire: [UInt8] = []
+        for name in protocols {
+            let bytes = Array(name.utf8)
+            guard (1...255).contains(bytes.count) else {
+                throw TLSError.invalidConfiguration.with(
+                    detail: "ALPN protocol names must be 1 to 255 bytes long, got \(bytes.count)")
+            }
+            wire.append(UInt8(bytes.count))
+            wire.append(contentsOf: bytes)
+        }
+        guard wire.count <= 0xFFFF else {
+            throw TLSError.invalidConfiguration.with(detail: "the ALPN protocol list is too long")
+        }
+        return wire
+    }
+}
