@@ -1,0 +1,102 @@
+/// One header (or trailer) field: a name and its value, in wire order.
+///
+/// Names keep the case they had on the wire; look them up case-insensitively with
+/// `value(for:)` / `values(for:)` on the head or on an `[HTTPField]`.
+public struct HTTPField: Sendable, Equatable, Hashable {
+    /// The field name, e.g. `Content-Type` (a token; compared case-insensitively).
+    public var name: String
+    /// The field value with leading and trailing whitespace removed.
+    public var value: String
+
+    /// Creates a field.
+    /// - Parameters:
+    ///   - name: The field name; it should be a token (see `isValidName(_:)`).
+    ///   - value: The field value; it should not contain CR, LF, NUL or other control bytes
+    ///     except HTAB (see `isValidValue(_:)`). Serialization replaces CR, LF and NUL with
+    ///     spaces so that a bad value can never inject another field.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Whether `name` is a valid field name: a non-empty RFC 9110 token.
+    /// - Parameter name: A candidate field name.
+    /// - Returns: `true` when every byte is a token character and the name is not empty.
+    public static func isValidName(_ name: String) -> Bool {
+        var count = 0
+        for byte in name.utf8 {
+            guard HTTPSyntax.isTokenByte(byte) else { return false }
+            count += 1
+        }
+        return count > 0
+    }
+
+    /// Whether `value` is a valid field value: no control bytes except HTAB, no DEL, and no
+    /// leading or trailing whitespace.
+    /// - Parameter value: A candidate field value.
+    /// - Returns: `true` when the value can be sent unchanged.
+    public static func isValidValue(_ value: String) -> Bool {
+        let utf8 = value.utf8
+        if let first = utf8.first, HTTPSyntax.isWhitespace(first) { return false }
+        if let last = utf8.last, HTTPSyntax.isWhitespace(last) { return false }
+        for byte in utf8 where !HTTPSyntax.isFieldValueByte(byte) { return false }
+        return true
+    }
+}
+
+extension Array where Element == HTTPField {
+    /// The value of the first field whose name matches `name`, ignoring ASCII case.
+    /// - Parameter name: The field name to look up, e.g. `content-type`.
+    /// - Returns: The first matching value, or `nil` when there is none.
+    public func value(for name: String) -> String? {
+        for field in self where HTTPSyntax.equalsIgnoringCase(field.name, name) {
+            return field.value
+        }
+        return nil
+    }
+
+    /// The values of every field whose name matches `name`, ignoring ASCII case, in wire order.
+    /// Values are returned as received; comma-separated lists are not split.
+    /// - Parameter name: The field name to look up.
+    /// - Returns: The matching values (empty when there is none).
+    public func values(for name: String) -> [String] {
+        var result: [String] = []
+        for field in self where HTTPSyntax.equalsIgnoringCase(field.name, name) {
+            result.append(field.value)
+        }
+        return result
+    }
+
+    /// Whether the comma-separated lists of the fields named `name` contain `token`
+    /// (both compared ignoring ASCII case, elements trimmed of whitespace).
+    func containsToken(_ token: String, inFieldsNamed name: String) -> Bool {
+        for field in self where HTTPSyntax.equalsIgnoringCase(field.name, name) {
+            var found = false
+            HTTPSyntax.forEachListElement(field.value) { element in
+                if HTTPSyntax.equalsIgnoringCase(element, token) { found = true }
+            }
+            if found { return true }
+        }
+        return false
+    }
+
+    /// Whether a message with these fields and `version` keeps its connection open:
+    /// `Connection: close` always closes; HTTP/1.0 closes unless `Connection: keep-alive`.
+    func keepAlive(version: HTTPVersion) -> Bool {
+        if containsToken("close", inFieldsNamed: "connection") { return false }
+        if version.persistsByDefault { return true }
+        return containsToken("keep-alive", inFieldsNamed: "connection")
+    }
+
+    /// Appends `name: value CRLF` for every field, replacing CR, LF and NUL with spaces.
+    func append(to bytes: inout [UInt8]) {
+        for field in self {
+            HTTPSyntax.appendSanitized(field.name, to: &bytes)
+            bytes.append(0x3A) // ":"
+            bytes.append(0x20)
+            HTTPSyntax.appendSanitized(field.value, to: &bytes)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+    }
+}
