@@ -1,1 +1,0 @@
-// Placeholder: the CourierWire module's sources arrive with their issue.
