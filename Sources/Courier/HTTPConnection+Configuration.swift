@@ -19,6 +19,14 @@ extension HTTPConnection {
         public var callbackQueue: DispatchQueue?
         /// The transport; `nil` (the default) uses ``HTTPConnection/defaultTransport``.
         public var transport: (any Transport)?
+        /// How redirects are followed; ``RedirectPolicy/follow`` (up to 10) by default.
+        public var redirectPolicy: RedirectPolicy
+        /// The whole-request deadline of this connection's requests; `nil` (none) by default.
+        public var deadline: Duration?
+        /// The clock for backoff delays and `Retry-After`; ``SystemRequestClock`` by default.
+        public var clock: any RequestClock
+        /// Hears every request and response, with credentials redacted; `nil` by default.
+        public var eventMonitor: EventMonitor?
 
         /// Creates a configuration with every setting at its default.
         public init(
@@ -29,7 +37,11 @@ extension HTTPConnection {
             headers: HTTPHeaders = [:],
             maxResponseBodySize: Int = 64 << 20,
             callbackQueue: DispatchQueue? = nil,
-            transport: (any Transport)? = nil
+            transport: (any Transport)? = nil,
+            redirectPolicy: RedirectPolicy = .follow,
+            deadline: Duration? = nil,
+            clock: any RequestClock = SystemRequestClock(),
+            eventMonitor: EventMonitor? = nil
         ) {
             self.timeout = timeout
             self.cachePolicy = cachePolicy
@@ -39,6 +51,10 @@ extension HTTPConnection {
             self.maxResponseBodySize = maxResponseBodySize
             self.callbackQueue = callbackQueue
             self.transport = transport
+            self.redirectPolicy = redirectPolicy
+            self.deadline = deadline
+            self.clock = clock
+            self.eventMonitor = eventMonitor
         }
     }
 }

@@ -25,6 +25,8 @@ public final class HTTPConnection: Sendable {
     /// The serial queue on which every delegate call and closure runs. By default a private
     /// serial queue of this connection, labelled `Courier.HTTPConnection.callbacks`.
     public let callbackQueue: DispatchQueue
+    /// Hears every request and response, with credentials redacted; `nil` unless configured.
+    public let eventMonitor: EventMonitor?
 
     let pipeline: RequestPipeline
     private let settings: Mutex<Settings>
@@ -38,7 +40,12 @@ public final class HTTPConnection: Sendable {
     public init(baseURL: URL? = nil, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "Courier.HTTPConnection.callbacks")
-        self.pipeline = RequestPipeline(transport: configuration.transport ?? HTTPConnection.defaultTransport)
+        self.pipeline = RequestPipeline(transport: configuration.transport ?? HTTPConnection.defaultTransport, stages: [
+            RetryStage(clock: configuration.clock),
+            RedirectStage(),
+            MetricsStage(),
+        ])
+        self.eventMonitor = configuration.eventMonitor
         self.settings = Mutex(Settings(configuration))
     }
 
@@ -81,6 +88,20 @@ public final class HTTPConnection: Sendable {
     public var validation: ResponseValidation {
         get { settings.withLock { $0.validation } }
         set { settings.withLock { $0.validation = newValue } }
+    }
+
+    /// How this connection's requests follow redirects; a request's own policy wins.
+    /// ``RedirectPolicy/follow`` by default.
+    public var redirectPolicy: RedirectPolicy {
+        get { settings.withLock { $0.redirectPolicy } }
+        set { settings.withLock { $0.redirectPolicy = newValue } }
+    }
+
+    /// The whole-request deadline of this connection's requests; a request's own wins.
+    /// `nil` (no deadline) by default.
+    public var deadline: Duration? {
+        get { settings.withLock { $0.deadline } }
+        set { settings.withLock { $0.deadline = newValue } }
     }
 
     /// Header fields sent with every request; a request's own fields of the same name win.
@@ -164,6 +185,8 @@ extension HTTPConnection {
         var validation: ResponseValidation
         var headers: HTTPHeaders
         var maxResponseBodySize: Int
+        var redirectPolicy: RedirectPolicy
+        var deadline: Duration?
 
         init(_ configuration: Configuration) {
             timeout = configuration.timeout
@@ -172,6 +195,8 @@ extension HTTPConnection {
             validation = configuration.validation
             headers = configuration.headers
             maxResponseBodySize = configuration.maxResponseBodySize
+            redirectPolicy = configuration.redirectPolicy
+            deadline = configuration.deadline
         }
     }
 

@@ -9,8 +9,11 @@ import Foundation
 /// 1. ``connection(_:willSend:id:)`` — may return an adjusted request (headers, for example);
 /// 2. ``connection(_:didStart:)``;
 /// 3. per attempt: ``connection(_:request:didReceiveResponseHead:)``, then
-///    ``connection(_:request:didReceiveData:bytesSoFar:expectedTotal:)`` as bytes arrive;
-/// 4. exactly one terminal call: ``connection(_:request:didFinishWith:)``,
+///    ``connection(_:request:didReceiveData:bytesSoFar:expectedTotal:)`` as bytes arrive; between
+///    attempts, ``connection(_:request:willRetry:after:reason:)`` or
+///    ``connection(_:request:willRedirect:)``;
+/// 4. ``connection(_:request:didCollect:)`` with the request's metrics;
+/// 5. exactly one terminal call: ``connection(_:request:didFinishWith:)``,
 ///    ``connection(_:request:didFailWith:)`` or ``connection(_:didCancel:)``.
 ///
 /// Nothing arrives after the terminal call. An unmanaged request whose connection was released
@@ -28,6 +31,16 @@ public protocol HTTPConnectionDelegate: AnyObject, Sendable {
     ///   - bytesSoFar: the body bytes received so far in this attempt.
     ///   - expectedTotal: the declared length, or `nil` when unknown (chunked, close-delimited).
     func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?)
+    /// An attempt failed and will be retried after `delay`.
+    /// - Parameters:
+    ///   - attempt: the number of the attempt about to be made (2 for the first retry).
+    ///   - delay: the wait before it.
+    ///   - reason: why the previous attempt failed (`.unacceptableStatus` with the response for a status).
+    func connection(_ connection: HTTPConnection, request id: RequestID, willRetry attempt: Int, after delay: Duration, reason: HTTPConnectionError)
+    /// A redirect is about to be followed; return how to proceed. Called after the policy's own hook.
+    func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction
+    /// The request's metrics, just before its terminal call.
+    func connection(_ connection: HTTPConnection, request id: RequestID, didCollect metrics: RequestMetrics)
     /// The request succeeded (terminal).
     func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse)
     /// The request failed (terminal).
@@ -45,6 +58,12 @@ extension HTTPConnectionDelegate {
     public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveResponseHead head: HTTPResponse.Head) {}
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {}
+    /// Does nothing.
+    public func connection(_ connection: HTTPConnection, request id: RequestID, willRetry attempt: Int, after delay: Duration, reason: HTTPConnectionError) {}
+    /// Follows the redirect.
+    public func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction { .follow }
+    /// Does nothing.
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didCollect metrics: RequestMetrics) {}
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {}
     /// Does nothing.

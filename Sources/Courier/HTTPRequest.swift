@@ -34,6 +34,13 @@ public struct HTTPRequest: Sendable {
     public var retryPolicy: RetryPolicy?
     /// The largest response body accepted, in bytes; `nil` uses the connection's limit.
     public var maxResponseBodySize: Int?
+    /// How redirects are followed; `nil` uses the connection's ``HTTPConnection/redirectPolicy``.
+    public var redirectPolicy: RedirectPolicy?
+    /// The longest the whole request may take, from its start to its end: authentication waits,
+    /// every attempt, backoff and redirects included. On top of the per-attempt ``timeout``.
+    /// When it passes, the request fails with ``HTTPConnectionError/deadlineExceeded``.
+    /// `nil` uses the connection's ``HTTPConnection/deadline``.
+    public var deadline: Duration?
 
     /// Creates a request.
     /// - Parameters:

@@ -10,6 +10,8 @@ public struct HTTPResponse: Sendable {
     public var body: Data
     /// The URL of the request that produced this response (after any redirects).
     public var url: URL
+    /// What the request cost; set on responses delivered by ``HTTPConnection``.
+    public var metrics: RequestMetrics?
 
     /// Creates a response.
     public init(status: Status, headers: HTTPHeaders = [:], body: Data = Data(), url: URL) {

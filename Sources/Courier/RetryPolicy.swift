@@ -1,14 +1,104 @@
+import Foundation
+
 /// Whether, and how, a failed request is retried automatically.
 ///
 /// Set at three levels, the most specific winning: ``HTTPConnection/defaultRetryPolicy``,
 /// ``HTTPConnection/retryPolicy`` and ``HTTPRequest/retryPolicy``.
+///
+/// By default only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS, TRACE) are retried;
+/// ``allowingNonIdempotentMethods()`` opts a policy in to the others. A failure is retryable when
+/// the connection was lost before a response, a pooled connection was stale, the connect failed,
+/// or the status is 408, 429, 500, 502, 503 or 504. Cancellation, certificate failures and other
+/// 4xx statuses are never retried. A `Retry-After` header (seconds or an HTTP date) replaces the
+/// backoff delay; a wait that would pass the request's deadline is not made, and the last
+/// failure is reported at once.
 public struct RetryPolicy: Sendable {
     enum Strategy: Sendable {
         case never
+        case exponentialBackoff(maxAttempts: Int, base: Duration, cap: Duration)
+        case custom(@Sendable (RetryAttempt) -> RetryDecision)
     }
 
     let strategy: Strategy
+    /// Whether POST, PATCH and other non-idempotent methods may be retried; `false` by default.
+    public private(set) var retriesNonIdempotentMethods = false
 
     /// Never retry automatically. ``HTTPConnection/retry()`` still re-fires a request by hand.
     public static let never = RetryPolicy(strategy: .never)
+
+    /// Retries with exponential backoff and full jitter: before attempt *n + 1* it waits a random
+    /// time between zero and `min(cap, base × 2ⁿ⁻¹)`.
+    /// - Parameters:
+    ///   - maxAttempts: the most attempts in all, the first included; 3 by default.
+    ///   - base: the first backoff ceiling; 200 ms by default.
+    ///   - cap: the largest backoff ceiling; 10 s by default.
+    public static func exponentialBackoff(maxAttempts: Int = 3, base: Duration = .milliseconds(200),
+                                          cap: Duration = .seconds(10)) -> RetryPolicy {
+        RetryPolicy(strategy: .exponentialBackoff(maxAttempts: max(1, maxAttempts), base: base, cap: cap))
+    }
+
+    /// Decides each retry with a closure. The closure is called only for failures of methods the
+    /// policy allows; it sees whether Courier considers the failure retryable.
+    public static func custom(_ decide: @escaping @Sendable (RetryAttempt) -> RetryDecision) -> RetryPolicy {
+        RetryPolicy(strategy: .custom(decide))
+    }
+
+    /// The same policy, also retrying non-idempotent methods such as POST.
+    public func allowingNonIdempotentMethods() -> RetryPolicy {
+        var copy = self
+        copy.retriesNonIdempotentMethods = true
+        return copy
+    }
+
+    /// The decision for a failed attempt, before `Retry-After` and the deadline are considered.
+    func decision(for attempt: RetryAttempt) -> RetryDecision {
+        guard retriesNonIdempotentMethods || attempt.method.isIdempotent else { return .doNotRetry }
+        switch strategy {
+        case .never:
+            return .doNotRetry
+        case .exponentialBackoff(let maxAttempts, let base, let cap):
+            guard attempt.isRetryable, attempt.number < maxAttempts else { return .doNotRetry }
+            let ceiling = min(cap, base * Self.power(of: 2, attempt.number - 1))
+            let seconds = ceiling.timeInterval
+            return .retry(after: seconds > 0 ? .seconds(Double.random(in: 0...seconds)) : .zero)
+        case .custom(let decide):
+            return decide(attempt)
+        }
+    }
+
+    private static func power(of base: Int, _ exponent: Int) -> Int {
+        (0..<min(max(0, exponent), 30)).reduce(1) { value, _ in value * base }
+    }
+}
+
+/// A failed attempt, as a retry policy sees it.
+public struct RetryAttempt: Sendable {
+    /// The number of the attempt that failed, starting at 1.
+    public let number: Int
+    /// The request's method.
+    public let method: HTTPRequest.Method
+    /// The request's URL.
+    public let url: URL
+    /// The error, when no response arrived.
+    public let error: HTTPConnectionError?
+    /// The response, when one arrived with a retryable status.
+    public let response: HTTPResponse?
+
+    /// Whether Courier considers this failure worth retrying (see ``RetryPolicy``).
+    public var isRetryable: Bool {
+        if let response { return Self.retryableStatuses.contains(response.status.code) }
+        guard let error else { return false }
+        return [HTTPConnectionError.connectionLost, .staleConnection, .cannotConnect].contains(error)
+    }
+
+    /// 408, 429, 500, 502, 503 and 504.
+    public static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+}
+
+/// What to do after a failed attempt.
+public enum RetryDecision: Sendable, Equatable {
+    /// Try again after the delay.
+    case retry(after: Duration)
+    /// Report the failure.
+    case doNotRetry
 }

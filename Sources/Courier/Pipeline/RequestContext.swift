@@ -6,4 +6,18 @@ struct RequestContext: Sendable {
     let plan: RequestPlan
     /// Receives the transport's progress for the delegate.
     let observer: any TransportObserver
+    /// Hears retries and redirects, and may steer redirects.
+    let events: any RequestEvents
+    /// Gathers timings and counts.
+    let metrics: MetricsCollector
+    /// When the whole request must be over, if it has a deadline.
+    let deadline: ContinuousClock.Instant?
+}
+
+/// The pipeline's reports to the request's owner.
+protocol RequestEvents: Sendable {
+    /// A retry will happen after `delay`.
+    func willRetry(attempt: Int, after delay: Duration, reason: HTTPConnectionError)
+    /// A redirect is about to be followed; the answer can change or stop it.
+    func willRedirect(_ hop: RedirectHop) async -> RedirectAction
 }

@@ -7,6 +7,8 @@ struct RequestPlan: Sendable {
     let transportRequest: TransportRequest
     let cachePolicy: CachePolicy
     let retryPolicy: RetryPolicy
+    let redirectPolicy: RedirectPolicy
+    let deadline: Duration?
 
     init(_ request: HTTPRequest, connection: HTTPConnection, settings: HTTPConnection.Settings) throws(HTTPConnectionError) {
         guard request.method.isValidToken else {
@@ -24,6 +26,8 @@ struct RequestPlan: Sendable {
         self.request = request
         self.cachePolicy = request.cachePolicy ?? settings.cachePolicy ?? HTTPConnection.defaultCachePolicy
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy ?? HTTPConnection.defaultRetryPolicy
+        self.redirectPolicy = request.redirectPolicy ?? settings.redirectPolicy
+        self.deadline = request.deadline ?? settings.deadline
         self.transportRequest = TransportRequest(
             method: request.method,
             url: url,

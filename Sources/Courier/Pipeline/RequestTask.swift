@@ -4,8 +4,9 @@ import Synchronization
 /// One started request: runs it through the pipeline and delivers its events.
 ///
 /// The state machine guarantees exactly one terminal outcome whatever races happen between
-/// completion, `cancel` from many threads, and the release of an unmanaged request's connection.
-/// Whoever moves the state to `finished` first delivers; everyone else does nothing.
+/// completion, `cancel` from many threads, the deadline, and the release of an unmanaged
+/// request's connection. Whoever moves the state to `finished` first delivers; everyone else
+/// does nothing.
 final class RequestTask: Sendable {
     private enum State {
         case created
@@ -13,31 +14,16 @@ final class RequestTask: Sendable {
         case finished
     }
 
-    /// How the task refers to its connection: strongly (managed: it keeps the connection alive
-    /// until it ends) or weakly (unmanaged: it dies with the connection).
-    private enum ConnectionReference: Sendable {
-        case strong(HTTPConnection)
-        case weak(WeakConnection)
-
-        var connection: HTTPConnection? {
-            switch self {
-            case .strong(let connection): connection
-            case .weak(let box): box.value
-            }
-        }
-    }
-
-    private struct WeakConnection: Sendable {
-        weak var value: HTTPConnection?
-    }
-
     let id: RequestID
+    let metrics = MetricsCollector()
+    let callbackQueue: DispatchQueue
     private let request: HTTPRequest
     private let pipeline: RequestPipeline
-    private let callbackQueue: DispatchQueue
     private let callbacks: RequestCallbacks
+    private let monitor: EventMonitor?
     private let reference: Mutex<ConnectionReference?>
     private let state = Mutex<State>(.created)
+    private let deadlineTimer = Mutex<Task<Void, Never>?>(nil)
     /// Set on the callback queue when the terminal callback runs; later events are dropped.
     private let terminalDelivered = Atomic<Bool>(false)
 
@@ -47,11 +33,13 @@ final class RequestTask: Sendable {
         self.request = request
         self.pipeline = connection.pipeline
         self.callbackQueue = connection.callbackQueue
+        self.monitor = connection.eventMonitor
         self.callbacks = callbacks
-        self.reference = Mutex(lifetime == .managed ? .strong(connection) : .weak(WeakConnection(value: connection)))
+        self.reference = Mutex(lifetime == .managed ? .strong(connection) : .weak(connection))
     }
 
-    private var connection: HTTPConnection? { reference.withLock { $0?.connection } }
+    /// The connection, while the request has not ended (and, if unmanaged, while it lives).
+    var connection: HTTPConnection? { reference.withLock { $0?.connection } }
 
     /// Starts running the request on a new Swift task.
     func launch() {
@@ -68,25 +56,27 @@ final class RequestTask: Sendable {
     /// - Parameter notify: whether the cancel callback is delivered; `false` when the connection
     ///   of an unmanaged request went away (an `async` caller is still resumed with `.cancelled`).
     func cancel(notify: Bool) {
-        guard let task = transitionToFinished() else { return }
-        task?.cancel()
-        conclude(.failure(.cancelled), notify: notify)
+        end(.failure(.cancelled), notify: notify)
     }
 
     // MARK: - Running
 
     private func run() async {
         guard let (plan, validation, hasDelegate) = await prepare() else { return }
+        if let deadline = plan.deadline { armDeadline(deadline) }
         emitDidStart(delegate: hasDelegate)
-        let context = RequestContext(id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate))
+        monitor?.report(.started(id, method: plan.transportRequest.method.rawValue,
+                                 url: Redaction.url(plan.transportRequest.url),
+                                 headers: Redaction.headers(plan.transportRequest.headers)))
+        let context = RequestContext(
+            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate),
+            events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 })
         do {
-            let response = try await pipeline.send(plan.transportRequest, context: context)
-            guard validation.isAcceptable(response) else {
-                return finish(.failure(.unacceptableStatus(response)))
-            }
-            finish(.success(response))
+            var response = try await pipeline.send(plan.transportRequest, context: context)
+            response.metrics = metrics.snapshot()
+            end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
         } catch {
-            finish(.failure(error))
+            end(.failure(error), notify: true)
         }
     }
 
@@ -107,30 +97,39 @@ final class RequestTask: Sendable {
         do {
             return (try RequestPlan(request, connection: connection, settings: settings), settings.validation, delegate != nil)
         } catch {
-            finish(.failure(error))
+            end(.failure(error), notify: true)
             return nil
         }
     }
 
-    private func finish(_ result: Result<HTTPResponse, HTTPConnectionError>) {
-        guard transitionToFinished() != nil else { return }
-        conclude(result, notify: true)
+    private func armDeadline(_ deadline: Duration) {
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: deadline)) != nil else { return }
+            self?.end(.failure(.deadlineExceeded.with(detail: "the deadline was \(deadline)")), notify: true)
+        }
+        deadlineTimer.withLock { $0 = timer }
     }
 
-    /// Moves to `finished`; returns the running task (possibly `nil` if never launched) when this
-    /// call made the move, `nil` when the request had already finished.
-    private func transitionToFinished() -> Task<Void, Never>?? {
-        state.withLock { state -> Task<Void, Never>?? in
+    // MARK: - Ending
+
+    /// Ends the request once: the first caller moves the state to `finished`, stops the pipeline
+    /// and the deadline timer, and delivers; later callers do nothing.
+    private func end(_ result: Result<HTTPResponse, HTTPConnectionError>, notify: Bool) {
+        let running: Task<Void, Never>?? = state.withLock { state in
             switch state {
             case .finished: return nil
             case .created: state = .finished; return .some(nil)
             case .running(let task): state = .finished; return .some(task)
             }
         }
+        guard let running else { return }
+        running?.cancel()
+        deadlineTimer.withLock { $0 }?.cancel()
+        conclude(result, notify: notify)
     }
 
     /// Delivers the terminal outcome: resumes an `async` caller at once, then the delegate and
-    /// closures on the callback queue. Runs once per task (guarded by `transitionToFinished`).
+    /// closures on the callback queue. Runs once per task.
     private func conclude(_ result: Result<HTTPResponse, HTTPConnectionError>, notify: Bool) {
         let reference = self.reference.withLock { current -> ConnectionReference? in
             defer { current = nil }  // a finished request no longer keeps its connection alive
@@ -138,6 +137,8 @@ final class RequestTask: Sendable {
         }
         let connection = reference?.connection
         connection?.unregister(id)
+        let metrics = metrics.snapshot()
+        report(result, metrics: metrics)
         callbacks.continuation?.resume(returning: result)
         guard notify, let connection else { return }
         let callbacks = self.callbacks
@@ -145,6 +146,7 @@ final class RequestTask: Sendable {
         callbackQueue.async { [self] in
             terminalDelivered.store(true, ordering: .releasing)
             let delegate = connection.delegate
+            delegate?.connection(connection, request: id, didCollect: metrics)
             switch result {
             case .success(let response):
                 delegate?.connection(connection, request: id, didFinishWith: response)
@@ -156,6 +158,18 @@ final class RequestTask: Sendable {
                 delegate?.connection(connection, request: id, didFailWith: error)
                 callbacks.onError?(error)
             }
+        }
+    }
+
+    private func report(_ result: Result<HTTPResponse, HTTPConnectionError>, metrics: RequestMetrics) {
+        guard let monitor else { return }
+        switch result {
+        case .success(let response):
+            monitor.report(.finished(id, status: response.status.code, headers: Redaction.headers(response.headers), metrics: metrics))
+        case .failure(let error) where error == .cancelled:
+            monitor.report(.cancelled(id))
+        case .failure(let error):
+            monitor.report(.failed(id, error: error.description, metrics: metrics))
         }
     }
 
@@ -180,29 +194,29 @@ final class RequestTask: Sendable {
         }
     }
 
-    private func onCallbackQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    func onCallbackQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             callbackQueue.async { continuation.resume(returning: work()) }
         }
     }
 }
 
-/// Forwards a transport's progress on one request to the connection's delegate.
-struct RequestObserver: TransportObserver {
-    let task: RequestTask
-    let observesBody: Bool
+/// How a request refers to its connection: strongly (managed: it keeps the connection alive
+/// until it ends) or weakly (unmanaged: it dies with the connection).
+enum ConnectionReference: Sendable {
+    case strong(HTTPConnection)
+    case weakly(WeakConnection)
 
-    func transportDidReceiveHead(_ head: HTTPResponse.Head) {
-        guard observesBody else { return }
-        task.emit { connection, id in
-            connection.delegate?.connection(connection, request: id, didReceiveResponseHead: head)
+    static func weak(_ connection: HTTPConnection) -> ConnectionReference { .weakly(WeakConnection(value: connection)) }
+
+    var connection: HTTPConnection? {
+        switch self {
+        case .strong(let connection): connection
+        case .weakly(let box): box.value
         }
     }
 
-    func transportDidReceiveBody(_ data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {
-        task.emit { connection, id in
-            connection.delegate?.connection(connection, request: id, didReceiveData: data,
-                                            bytesSoFar: bytesSoFar, expectedTotal: expectedTotal)
-        }
+    struct WeakConnection: Sendable {
+        weak var value: HTTPConnection?
     }
 }

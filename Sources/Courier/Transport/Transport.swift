@@ -57,6 +57,13 @@ public protocol TransportObserver: Sendable {
     ///   - bytesSoFar: the body bytes received so far.
     ///   - expectedTotal: the declared length, if known.
     func transportDidReceiveBody(_ data: Data, bytesSoFar: Int64, expectedTotal: Int64?)
+    /// The attempt ended (successfully or not) and these are its timings and byte counts.
+    func transportDidCollect(_ metrics: TransportMetrics)
+}
+
+extension TransportObserver {
+    /// Ignores the metrics.
+    public func transportDidCollect(_ metrics: TransportMetrics) {}
 }
 
 /// An observer that ignores everything.

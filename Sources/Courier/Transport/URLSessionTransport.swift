@@ -50,7 +50,8 @@ public final class URLSessionTransport: Transport {
 
         let task = session.dataTask(with: urlRequest)
         let exchange = URLSessionExchange(url: request.url, observer: observer,
-                                          maxBodySize: request.maxResponseBodySize)
+                                          maxBodySize: request.maxResponseBodySize,
+                                          bytesSent: Int64(request.body.count))
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 exchange.begin(continuation)
@@ -106,15 +107,19 @@ final class URLSessionExchange: Sendable {
         var head: HTTPResponse.Head?
         var body = Data()
         var failure: HTTPConnectionError?
+        var firstByte: Duration?
     }
 
     private let url: URL
     private let observer: any TransportObserver
     private let maxBodySize: Int
     private let state = Mutex(State())
+    private let started = ContinuousClock.now
+    private let bytesSent: Int64
 
-    init(url: URL, observer: any TransportObserver, maxBodySize: Int) {
+    init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64) {
         self.url = url
+        self.bytesSent = bytesSent
         self.observer = observer
         self.maxBodySize = maxBodySize
     }
@@ -138,7 +143,8 @@ final class URLSessionExchange: Sendable {
             state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
             return false
         }
-        state.withLock { $0.head = head }
+        let elapsed = ContinuousClock.now - started
+        state.withLock { $0.head = head; $0.firstByte = elapsed }
         observer.transportDidReceiveHead(head)
         return true
     }
@@ -163,6 +169,11 @@ final class URLSessionExchange: Sendable {
         let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?, Result<HTTPResponse, HTTPConnectionError>) in
             let continuation = state.continuation
             state.continuation = nil
+            var metrics = TransportMetrics()
+            metrics.firstByte = state.firstByte
+            metrics.bytesSent = bytesSent
+            metrics.bytesReceived = Int64(state.body.count)
+            observer.transportDidCollect(metrics)
             if let failure = state.failure { return (continuation, .failure(failure)) }
             if let error { return (continuation, .failure(Self.map(error))) }
             guard let head = state.head else {

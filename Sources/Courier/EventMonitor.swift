@@ -1,0 +1,86 @@
+import Foundation
+
+/// One hook that hears every request and response of a connection, for logging or tracing.
+///
+/// Credentials are always redacted before the monitor sees anything: header values such as
+/// `Authorization`, `Cookie` and `X-Magic-Auth` become `<redacted>`, and so do passwords in URLs
+/// and query parameters whose names suggest a secret (`token`, `key`, `password`, …).
+///
+/// ```swift
+/// let monitor = EventMonitor { event in print(event) }
+/// let connection = HTTPConnection(baseURL: url, configuration: .init(eventMonitor: monitor))
+/// ```
+///
+/// The handler is called on Courier's internal threads, in order for each request; keep it quick.
+public struct EventMonitor: Sendable {
+    private let handler: @Sendable (Event) -> Void
+
+    /// Creates a monitor.
+    /// - Parameter handler: receives every event.
+    public init(_ handler: @escaping @Sendable (Event) -> Void) {
+        self.handler = handler
+    }
+
+    func report(_ event: Event) { handler(event) }
+
+    /// Something that happened to a request.
+    public enum Event: Sendable, CustomStringConvertible {
+        /// A request started, with its redacted method, URL and headers.
+        case started(RequestID, method: String, url: String, headers: HTTPHeaders)
+        /// An attempt failed and will be retried.
+        case retrying(RequestID, attempt: Int, delay: Duration, reason: String)
+        /// A redirect is being followed.
+        case redirected(RequestID, status: Int, to: String)
+        /// A response ended the request successfully.
+        case finished(RequestID, status: Int, headers: HTTPHeaders, metrics: RequestMetrics)
+        /// The request failed.
+        case failed(RequestID, error: String, metrics: RequestMetrics)
+        /// The request was cancelled.
+        case cancelled(RequestID)
+
+        /// One log line, credentials redacted.
+        public var description: String {
+            switch self {
+            case .started(let id, let method, let url, let headers):
+                let fields = headers.fields.map { "\($0.name): \($0.value)" }.joined(separator: "; ")
+                return "\(id) → \(method) \(url)" + (fields.isEmpty ? "" : " [\(fields)]")
+            case .retrying(let id, let attempt, let delay, let reason):
+                return "\(id) ↻ attempt \(attempt) in \(delay): \(reason)"
+            case .redirected(let id, let status, let to):
+                return "\(id) ↪ \(status) to \(to)"
+            case .finished(let id, let status, _, let metrics):
+                return "\(id) ← \(status) (\(metrics))"
+            case .failed(let id, let error, let metrics):
+                return "\(id) ✗ \(error) (\(metrics))"
+            case .cancelled(let id):
+                return "\(id) cancelled"
+            }
+        }
+    }
+}
+
+/// Removes credentials from what is logged.
+enum Redaction {
+    private static let secretQueryWords = ["token", "key", "password", "passwd", "secret", "auth", "signature", "session"]
+
+    /// The headers with every credential value replaced by `<redacted>`.
+    static func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
+        HTTPHeaders(headers.fields.map { field in
+            HTTPHeaders.Field(name: field.name, value: HTTPHeaders.isSensitive(field.name) ? "<redacted>" : field.value)
+        })
+    }
+
+    /// The URL with its password and secret-looking query values replaced by `<redacted>`.
+    static func url(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<unparseable URL>" }
+        if components.password != nil { components.password = "redacted" }
+        if let items = components.queryItems {
+            components.queryItems = items.map { item in
+                let name = item.name.lowercased()
+                let secret = secretQueryWords.contains { name.contains($0) }
+                return secret ? URLQueryItem(name: item.name, value: "redacted") : item
+            }
+        }
+        return components.string ?? "<unparseable URL>"
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Follows redirects as the request's ``RedirectPolicy`` says.
+struct RedirectStage: PipelineStage {
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        let policy = context.plan.redirectPolicy
+        var current = request
+        var visited: Set<String> = [Self.key(request)]
+        var count = 0
+        while true {
+            let response = try await next(current)
+            guard policy.limit > 0, Self.redirectStatuses.contains(response.status.code),
+                  let location = response.headers["Location"] else { return response }
+            guard count < policy.limit else {
+                throw .tooManyRedirects.with(detail: "more than \(policy.limit) redirects from \(request.url.absoluteString)",
+                                             response: response)
+            }
+            guard let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
+                  let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  target.host?.isEmpty == false else {
+                throw .redirectRefused.with(detail: "the Location '\(location.prefix(200))' is not a usable http(s) URL",
+                                            response: response)
+            }
+            if current.url.scheme?.lowercased() == "https", scheme == "http", !policy.allowsInsecureDowngrade {
+                throw .redirectRefused.with(detail: "a redirect from https to http (\(target.absoluteString)) is refused by default",
+                                            response: response)
+            }
+            let crossesOrigin = !Self.sameOrigin(current.url, target)
+            var hop = Self.rewrite(current, status: response.status.code, to: target, crossesOrigin: crossesOrigin)
+            switch policy.hook?(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) ?? .follow {
+            case .follow: break
+            case .followWith(let changed): hop = changed
+            case .stop: return response
+            case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(target.absoluteString)", response: response)
+            }
+            switch await context.events.willRedirect(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) {
+            case .follow: break
+            case .followWith(let changed): hop = changed
+            case .stop: return response
+            case .refuse: throw .redirectRefused.with(detail: "the delegate refused \(target.absoluteString)", response: response)
+            }
+            guard visited.insert(Self.key(hop)).inserted else {
+                throw .redirectCycle.with(detail: "\(hop.method) \(hop.url.absoluteString) was already requested", response: response)
+            }
+            count += 1
+            context.metrics.recordRedirect()
+            current = hop
+        }
+    }
+
+    /// The request for the next hop, rewritten by RFC 9110's rules.
+    static func rewrite(_ request: TransportRequest, status: Int, to url: URL, crossesOrigin: Bool) -> TransportRequest {
+        var next = request
+        next.url = url
+        let becomesGet = status == 303 && request.method != .head
+            || (status == 301 || status == 302) && request.method == .post
+        if becomesGet {
+            next.method = .get
+            next.body = .init()
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] { next.headers.remove(name) }
+        }
+        if crossesOrigin {
+            for field in next.headers where HTTPHeaders.isSensitive(field.name) { next.headers.remove(field.name) }
+        }
+        return next
+    }
+
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && effectivePort(a) == effectivePort(b)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+    }
+
+    private static func key(_ request: TransportRequest) -> String {
+        "\(request.method.rawValue) \(request.url.absoluteString)"
+    }
+}

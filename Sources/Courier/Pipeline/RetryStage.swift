@@ -1,0 +1,45 @@
+/// Retries failed attempts as the request's ``RetryPolicy`` decides.
+///
+/// Cancellation, a passed deadline and certificate failures are never retried, whatever the
+/// policy. When attempts run out, the last failure is what the request reports.
+struct RetryStage: PipelineStage {
+    let clock: any RequestClock
+
+    func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        let policy = context.plan.retryPolicy
+        var number = 1
+        while true {
+            let result: Result<HTTPResponse, HTTPConnectionError>
+            do { result = .success(try await next(request)) } catch { result = .failure(error) }
+
+            let attempt: RetryAttempt
+            switch result {
+            case .success(let response) where response.status.code < 400:
+                return response
+            case .success(let response):
+                attempt = RetryAttempt(number: number, method: request.method, url: request.url, error: nil, response: response)
+            case .failure(let error) where error == .cancelled || error == .deadlineExceeded || error.isCertificateFailure:
+                throw error
+            case .failure(let error):
+                attempt = RetryAttempt(number: number, method: request.method, url: request.url, error: error, response: nil)
+            }
+
+            guard case .retry(var delay) = policy.decision(for: attempt) else { return try result.get() }
+            if let response = attempt.response,
+               let asked = RetryAfter.delay(response.headers["Retry-After"], now: clock.now()) {
+                delay = asked
+            }
+            if let deadline = context.deadline, ContinuousClock.now + delay >= deadline {
+                return try result.get()  // the wait would outlast the deadline: report the failure now
+            }
+            let reason = attempt.error ?? attempt.response.map { HTTPConnectionError.unacceptableStatus($0) } ?? .transportFailed
+            context.events.willRetry(attempt: number + 1, after: delay, reason: reason)
+            do {
+                try await clock.sleep(for: delay)
+            } catch {
+                throw .cancelled
+            }
+            number += 1
+        }
+    }
+}
