@@ -29,6 +29,7 @@ public final class HTTPConnection: Sendable {
     public let eventMonitor: EventMonitor?
 
     let pipeline: RequestPipeline
+    let authentication: AuthenticationRegistry
     private let settings: Mutex<Settings>
     private let delegateReference = Mutex<WeakDelegate>(WeakDelegate())
     private let registry = Mutex<RequestRegistry>(RequestRegistry())
@@ -40,11 +41,13 @@ public final class HTTPConnection: Sendable {
     public init(baseURL: URL? = nil, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "Courier.HTTPConnection.callbacks")
-        self.pipeline = RequestPipeline(transport: configuration.transport ?? HTTPConnection.defaultTransport, stages: [
-            RetryStage(clock: configuration.clock),
-            RedirectStage(),
-            MetricsStage(),
-        ])
+        let transport = configuration.transport ?? HTTPConnection.defaultTransport
+        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage(), MetricsStage()]
+        let authentication = AuthenticationRegistry()
+        self.authentication = authentication
+        self.pipeline = RequestPipeline(transport: transport, stages: [
+            AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network)),
+        ] + network)
         self.eventMonitor = configuration.eventMonitor
         self.settings = Mutex(Settings(configuration))
     }

@@ -37,6 +37,17 @@ struct RequestPlan: Sendable {
             maxResponseBodySize: request.maxResponseBodySize ?? settings.maxResponseBodySize)
     }
 
+    /// A plan for a request made by Courier itself (a token request): no retries, default redirects.
+    init(bypassing request: TransportRequest) {
+        self.request = HTTPRequest(request.method, request.url.absoluteString, headers: request.headers,
+                                   body: .data(request.body))
+        self.transportRequest = request
+        self.cachePolicy = .reloadIgnoringCache
+        self.retryPolicy = .never
+        self.redirectPolicy = .follow
+        self.deadline = nil
+    }
+
     /// Resolves a target against a base URL and appends the query.
     ///
     /// An absolute target (with a scheme) is used as it is. A relative one is appended to the

@@ -1,0 +1,59 @@
+/// The re-authentication queue as a pipeline stage.
+///
+/// For a request covered by an authenticator it applies the current credential, and when the
+/// response rejects it, waits on the ``CredentialSession`` (which runs one refresh for everyone)
+/// and sends the request again with the new credential. Requests not covered pass straight
+/// through. Refresh requests go through `inner`, the stages below this one, so they never
+/// wait for themselves.
+struct AuthenticationStage: PipelineStage {
+    let registry: AuthenticationRegistry
+    let inner: RequestPipeline
+
+    func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        guard let session = registry.session(for: request.url) ?? AuthenticationRegistry.global.session(for: request.url) else {
+            return try await next(request)
+        }
+        let inner = self.inner
+        let refreshContext = AuthenticationContext { request throws(HTTPConnectionError) in
+            try await inner.send(request, context: .bypassing(request))
+        }
+        var outcome = await session.credentialForSending(context: refreshContext)
+        var firstChallenge: HTTPResponse?
+        while true {
+            let version: Int
+            var attempt = request
+            switch outcome {
+            case .credential(let credential, let current):
+                version = current
+                if let credential { session.authenticator.apply(credential, to: &attempt) }
+            case .gaveUp(let error):
+                if let firstChallenge { return firstChallenge }
+                throw .authenticationFailed.with(detail: "the credential refresh failed", underlying: error)
+            case .throttled:
+                throw .authenticationFailed.with(
+                    detail: "the server kept rejecting the credential (\(session.recentRefreshCount) refreshes in the window)",
+                    response: firstChallenge)
+            case .cancelled:
+                throw .cancelled
+            }
+            let response = try await next(attempt)
+            guard session.authenticator.isChallenge(response) else { return response }
+            if firstChallenge == nil { firstChallenge = response }
+            outcome = await session.rejected(version: version, context: refreshContext)
+        }
+    }
+}
+
+extension RequestContext {
+    /// The context of a request sent around the pipeline's upper stages (a token request).
+    static func bypassing(_ request: TransportRequest) -> RequestContext {
+        RequestContext(id: RequestID.next(), plan: RequestPlan(bypassing: request), observer: IgnoringTransportObserver(),
+                       events: SilentRequestEvents(), metrics: MetricsCollector(), deadline: nil)
+    }
+}
+
+/// Events of a request nobody watches: redirects are followed, retries go unreported.
+struct SilentRequestEvents: RequestEvents {
+    func willRetry(attempt: Int, after delay: Duration, reason: HTTPConnectionError) {}
+    func willRedirect(_ hop: RedirectHop) async -> RedirectAction { .follow }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// Obtains, applies and refreshes a credential for the requests it covers.
+///
+/// Register one on a connection (``HTTPConnection/authenticate(matching:with:store:refreshLimit:)``)
+/// or for every connection (``HTTPConnection/authenticateAll(matching:with:store:refreshLimit:)``).
+/// Courier's re-authentication queue then applies the current credential to every matching
+/// request, and when a response says the credential was rejected (a 401 by default), holds the
+/// matching requests while **exactly one** ``refresh(previous:context:)`` runs, then retries them.
+///
+/// Built-in: ``BasicAuthenticator`` (`.basic`) and ``BearerTokenAuthenticator`` (`.bearerToken`).
+/// Write your own for other schemes, such as an API-key header.
+public protocol Authenticator: Sendable {
+    /// Puts the credential on a request, replacing any credential header already there.
+    func apply(_ credential: Credential, to request: inout TransportRequest)
+
+    /// Obtains a new credential. Courier runs at most one refresh at a time per registration.
+    /// - Parameters:
+    ///   - previous: the credential that was rejected or expired; `nil` when there was none.
+    ///   - context: sends requests that bypass the re-authentication queue (a token request).
+    /// - Returns: the new credential.
+    /// - Throws: when no credential can be had; ``shouldRetryRefresh(after:attempt:)`` decides what follows.
+    func refresh(previous: Credential?, context: AuthenticationContext) async throws -> Credential
+
+    /// Whether the credential must be refreshed before use. By default, when it has expired.
+    func needsRefresh(_ credential: Credential, now: Date) -> Bool
+
+    /// Whether the response means the credential was rejected. By default, a 401 status.
+    func isChallenge(_ response: HTTPResponse) -> Bool
+
+    /// Decides, after a refresh failed, whether to try the refresh again (`true`) or give up
+    /// (`false`, the default). Giving up fails every held request with its original 401.
+    /// - Parameters:
+    ///   - error: why the refresh failed.
+    ///   - attempt: how many refresh attempts have failed in a row, starting at 1.
+    func shouldRetryRefresh(after error: any Error, attempt: Int) async -> Bool
+}
+
+extension Authenticator {
+    /// Refreshes when the credential's ``Credential/expiresAt`` has passed.
+    public func needsRefresh(_ credential: Credential, now: Date) -> Bool {
+        credential.expiresAt.map { $0 <= now } ?? false
+    }
+
+    /// A 401 status.
+    public func isChallenge(_ response: HTTPResponse) -> Bool {
+        response.status.code == 401
+    }
+
+    /// Gives up.
+    public func shouldRetryRefresh(after error: any Error, attempt: Int) async -> Bool { false }
+}
+
+/// What a refresh can use: sending requests around the re-authentication queue.
+public struct AuthenticationContext: Sendable {
+    let sender: @Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse
+
+    /// Sends a request that bypasses the re-authentication queue, so a token request never waits
+    /// for the refresh it belongs to. Retries and redirects still apply; validation does not:
+    /// every status is returned.
+    public func send(_ request: TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await sender(request)
+    }
+}
+
+/// Which request URLs an authenticator covers.
+public struct URLMatcher: Sendable, CustomStringConvertible {
+    private enum Rule: Sendable {
+        case prefix(String)
+        case regularExpression(String, NSRegularExpression)
+        case everything
+    }
+
+    private let rule: Rule
+
+    /// URLs whose absolute string starts with `prefix`, e.g. `"https://api.example.com/v1/"`.
+    public static func prefix(_ prefix: String) -> URLMatcher { URLMatcher(rule: .prefix(prefix)) }
+
+    /// URLs whose absolute string matches the regular expression (NitroConnection's
+    /// `authenticateServicesMatchingRegexString`).
+    /// - Throws: ``HTTPConnectionError/invalidRequest`` when the pattern is not a valid expression.
+    public static func regularExpression(_ pattern: String) throws(HTTPConnectionError) -> URLMatcher {
+        do {
+            return URLMatcher(rule: .regularExpression(pattern, try NSRegularExpression(pattern: pattern)))
+        } catch {
+            throw .invalidRequest.with(detail: "'\(pattern)' is not a valid regular expression", underlying: error)
+        }
+    }
+
+    /// Every URL.
+    public static let everything = URLMatcher(rule: .everything)
+
+    /// Whether the URL is covered.
+    public func matches(_ url: URL) -> Bool {
+        let text = url.absoluteString
+        switch rule {
+        case .prefix(let prefix):
+            return text.hasPrefix(prefix)
+        case .regularExpression(_, let expression):
+            return expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        case .everything:
+            return true
+        }
+    }
+
+    /// The rule in words.
+    public var description: String {
+        switch rule {
+        case .prefix(let prefix): "URLs starting with \(prefix)"
+        case .regularExpression(let pattern, _): "URLs matching /\(pattern)/"
+        case .everything: "every URL"
+        }
+    }
+}
+
+/// How many refreshes may run within a window before requests fail with
+/// ``HTTPConnectionError/authenticationFailed``; protects against endless 401 loops.
+public struct RefreshLimit: Sendable {
+    /// The most refreshes in one window.
+    public var count: Int
+    /// The window's length.
+    public var window: Duration
+
+    /// Creates a limit.
+    /// - Parameters:
+    ///   - count: the most refreshes per window; 5 by default.
+    ///   - window: the window; 30 s by default.
+    public init(count: Int = 5, window: Duration = .seconds(30)) {
+        self.count = count
+        self.window = window
+    }
+}

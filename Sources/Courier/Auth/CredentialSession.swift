@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+
+/// The re-authentication queue of one registered authenticator: the current credential, its
+/// version, and the requests held while exactly one refresh runs.
+///
+/// Every credential gets a version number. A request remembers the version it went out with;
+/// when it is rejected, a newer version (a refresh finished meanwhile) is handed back at once,
+/// and only a rejection of the current version starts a refresh. Refreshes are counted in a
+/// sliding window; past the ``RefreshLimit`` the queue answers `throttled` instead.
+final class CredentialSession: Sendable {
+    /// What a request waiting on the queue gets.
+    enum Outcome: Sendable {
+        /// Send with this credential (`nil`: none is known yet, send without).
+        case credential(Credential?, version: Int)
+        /// The refresh failed and the authenticator gave up.
+        case gaveUp(any Error)
+        /// Too many refreshes in the window.
+        case throttled
+        /// The waiting request was cancelled.
+        case cancelled
+    }
+
+    private struct State {
+        var credential: Credential?
+        var version = 0
+        var refreshing = false
+        var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        var refreshStarts: [ContinuousClock.Instant] = []
+    }
+
+    /// What a locked decision asks the caller to do once the lock is released.
+    private enum Step {
+        case resume(Outcome)
+        case wait
+        case startRefresh(previous: Credential?)
+    }
+
+    let authenticator: any Authenticator
+    let matcher: URLMatcher
+    private let store: (any CredentialStore)?
+    private let storeKey: String
+    private let limit: RefreshLimit
+    private let state: Mutex<State>
+
+    init(authenticator: any Authenticator, matcher: URLMatcher, store: (any CredentialStore)?, limit: RefreshLimit) {
+        self.authenticator = authenticator
+        self.matcher = matcher
+        self.store = store
+        self.storeKey = matcher.description
+        self.limit = limit
+        let stored = try? store?.load(for: matcher.description)
+        self.state = Mutex(State(credential: stored ?? nil, version: stored == nil ? 0 : 1))
+    }
+
+    /// The number of refreshes started so far in the current window.
+    var recentRefreshCount: Int {
+        state.withLock { $0.refreshStarts.count }
+    }
+
+    /// The credential a new request should go out with. Waits while a refresh runs, and starts
+    /// one when the authenticator says the credential needs it.
+    func credentialForSending(context: AuthenticationContext) async -> Outcome {
+        let (credential, version) = state.withLock { ($0.credential, $0.version) }
+        let expired = credential.map { authenticator.needsRefresh($0, now: Date()) } ?? false
+        return await decide(context: context) { state in
+            if state.refreshing { return .wait }
+            if expired, state.version == version { return self.beginRefresh(&state) }
+            return .resume(.credential(state.credential, version: state.version))
+        }
+    }
+
+    /// A response rejected the credential of `version`: hands back a newer one, joins the
+    /// refresh that is running, or starts one.
+    func rejected(version: Int, context: AuthenticationContext) async -> Outcome {
+        await decide(context: context) { state in
+            if state.refreshing { return .wait }
+            if version < state.version { return .resume(.credential(state.credential, version: state.version)) }
+            return self.beginRefresh(&state)
+        }
+    }
+
+    // MARK: - Waiting
+
+    private func decide(context: AuthenticationContext, _ rule: @escaping @Sendable (inout State) -> Step) async -> Outcome {
+        let waiter = state.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                // Deciding and enqueuing under one lock: a refresh cannot finish in between.
+                let step = state.withLock { state -> Step in
+                    if Task.isCancelled { return .resume(.cancelled) }
+                    let step = rule(&state)
+                    if case .resume = step { return step }
+                    state.waiters[waiter] = continuation
+                    return step
+                }
+                switch step {
+                case .resume(let outcome): continuation.resume(returning: outcome)
+                case .wait: break
+                case .startRefresh(let previous): startRefresh(previous: previous, context: context)
+                }
+            }
+        } onCancel: {
+            let continuation = state.withLock { $0.waiters.removeValue(forKey: waiter) }
+            continuation?.resume(returning: .cancelled)
+        }
+    }
+
+    /// Marks a refresh as running, unless the window is full. Called under the lock.
+    private func beginRefresh(_ state: inout State) -> Step {
+        guard admitRefresh(&state) else { return .resume(.throttled) }
+        state.refreshing = true
+        return .startRefresh(previous: state.credential)
+    }
+
+    private func admitRefresh(_ state: inout State) -> Bool {
+        let now = ContinuousClock.now
+        state.refreshStarts.removeAll { now - $0 > limit.window }
+        guard state.refreshStarts.count < limit.count else { return false }
+        state.refreshStarts.append(now)
+        return true
+    }
+
+    // MARK: - Refreshing
+
+    private func startRefresh(previous: Credential?, context: AuthenticationContext) {
+        Task {
+            var failures = 0
+            while true {
+                do {
+                    let credential = try await authenticator.refresh(previous: previous, context: context)
+                    return finishRefresh(.success(credential))
+                } catch {
+                    failures += 1
+                    guard await authenticator.shouldRetryRefresh(after: error, attempt: failures) else {
+                        return finishRefresh(.failure(error))
+                    }
+                    guard state.withLock({ admitRefresh(&$0) }) else { return finishRefresh(nil) }
+                }
+            }
+        }
+    }
+
+    /// Ends the refresh and releases every held request. `nil` means the window filled up.
+    private func finishRefresh(_ result: Result<Credential, any Error>?) {
+        let (waiters, outcome) = state.withLock { state -> ([CheckedContinuation<Outcome, Never>], Outcome) in
+            state.refreshing = false
+            let waiters = Array(state.waiters.values)
+            state.waiters.removeAll()
+            switch result {
+            case .success(let credential):
+                state.credential = credential
+                state.version += 1
+                return (waiters, .credential(credential, version: state.version))
+            case .failure(let error):
+                return (waiters, .gaveUp(error))
+            case nil:
+                return (waiters, .throttled)
+            }
+        }
+        if case .success(let credential) = result { try? store?.save(credential, for: storeKey) }
+        for waiter in waiters { waiter.resume(returning: outcome) }
+    }
+}
