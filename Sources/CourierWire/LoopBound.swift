@@ -10,7 +10,7 @@
 /// becoming a data race. Copies of a `LoopBound` share the same storage.
 ///
 /// ```swift
-/// let counter = LoopBound(0, on: loop)
+/// let counter = LoopBound(sending: 0, to: loop)
 /// loop.execute { counter.value += 1 }
 /// ```
 public struct LoopBound<Value>: @unchecked Sendable {
@@ -24,13 +24,28 @@ public struct LoopBound<Value>: @unchecked Sendable {
     public let loop: EventLoop
     private let storage: Storage
 
-    /// Wraps `value` for `loop`. Callable from any thread: the value is handed over
-    /// to the loop, so the caller must not keep using it.
+    /// Wraps `value` for `loop`, on the loop's own thread.
+    ///
+    /// The value may be shared with other code running on the same thread (for
+    /// example a connection object wrapping itself for a timer closure). Calling this
+    /// elsewhere stops the process; from another thread use ``init(sending:to:)``.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - loop: The loop whose thread may access it; must be the calling thread's loop.
+    public init(_ value: Value, on loop: EventLoop) {
+        loop.preconditionInEventLoop()
+        self.loop = loop
+        self.storage = Storage(value)
+    }
+
+    /// Wraps `value` for `loop` from any thread. The value is handed over to the
+    /// loop (`sending`), so the caller cannot keep using it.
     ///
     /// - Parameters:
     ///   - value: The initial value.
     ///   - loop: The loop whose thread may access it.
-    public init(_ value: sending Value, on loop: EventLoop) {
+    public init(sending value: sending Value, to loop: EventLoop) {
         self.loop = loop
         self.storage = Storage(value)
     }

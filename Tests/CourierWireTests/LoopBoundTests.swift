@@ -7,7 +7,7 @@ struct LoopBoundTests {
     func sharedState() throws {
         let loop = try EventLoop(name: "test-bound")
         defer { loop.shutdown() }
-        let counter = LoopBound([Int](), on: loop)
+        let counter = LoopBound(sending: [Int](), to: loop)
         let copy = counter
         let done = Recorder<Int>()
         for index in 0..<100 {
@@ -21,5 +21,10 @@ struct LoopBoundTests {
         #expect(done.values == [101])
         let snapshot = try onLoop(loop) { counter.value }
         #expect(snapshot == Array(0...100))
+        let onLoopCopy = try onLoop(loop) { () -> Int in
+            let local = LoopBound("made on the loop", on: loop)
+            return local.value.count
+        }
+        #expect(onLoopCopy == 16)
     }
 }

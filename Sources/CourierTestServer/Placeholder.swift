@@ -1,1 +1,0 @@
-// Placeholder: the CourierTestServer module's sources arrive with their issue.

@@ -1,0 +1,68 @@
+import CourierHTTP1
+
+extension HTTPServer {
+    /// Limits, timeouts and threading of an ``HTTPServer``.
+    public struct Configuration: Sendable {
+        /// The largest request body accepted; larger bodies get `413 Content Too Large`
+        /// and the connection is closed. Default: 8 MiB.
+        public var maxBodyBytes: Int
+        /// How long a request head may take to arrive, from its first byte (or from
+        /// accepting the connection) to its final empty line. Slower connections are
+        /// closed (with `408` when part of a head had arrived). Default: 10 seconds.
+        public var headerTimeout: Duration
+        /// How long a keep-alive connection may sit idle between requests, and the
+        /// longest pause while a request body arrives. Default: 60 seconds.
+        public var idleTimeout: Duration
+        /// After an error response (400, 413, 431...) the server shuts down its sending
+        /// side and keeps reading and discarding for at most this long before closing, so
+        /// the client sees the response instead of a reset. Default: 2 seconds.
+        public var lingerTimeout: Duration
+        /// Head size and field count limits for request parsing. Default: `HTTP1Limits()`
+        /// (64 KiB heads, 100 fields); a head over the limit gets `431`.
+        public var limits: HTTP1Limits
+        /// How many event loop threads serve connections (at least 1). Default: 1.
+        public var eventLoopCount: Int
+        /// The listen backlog. Default: 4096 (the kernel caps it at `somaxconn`).
+        public var backlog: Int32
+        /// How many bytes of pipelined requests are buffered while a request is being
+        /// handled before the server stops reading from that connection. Default: 1 MiB.
+        public var maxPipelinedBytes: Int
+        /// A fault for tests: close every accepted connection at once, before reading
+        /// anything. Default: `false`.
+        public var closeConnectionsOnAccept: Bool
+
+        /// Creates a configuration; every parameter has the default described on its property.
+        ///
+        /// - Parameters:
+        ///   - maxBodyBytes: Default 8 MiB.
+        ///   - headerTimeout: Default 10 seconds.
+        ///   - idleTimeout: Default 60 seconds.
+        ///   - lingerTimeout: Default 2 seconds.
+        ///   - limits: Default `HTTP1Limits()`.
+        ///   - eventLoopCount: Default 1.
+        ///   - backlog: Default 4096.
+        ///   - maxPipelinedBytes: Default 1 MiB.
+        ///   - closeConnectionsOnAccept: Default `false`.
+        public init(
+            maxBodyBytes: Int = 8 << 20,
+            headerTimeout: Duration = .seconds(10),
+            idleTimeout: Duration = .seconds(60),
+            lingerTimeout: Duration = .seconds(2),
+            limits: HTTP1Limits = HTTP1Limits(),
+            eventLoopCount: Int = 1,
+            backlog: Int32 = 4096,
+            maxPipelinedBytes: Int = 1 << 20,
+            closeConnectionsOnAccept: Bool = false
+        ) {
+            self.maxBodyBytes = maxBodyBytes
+            self.headerTimeout = headerTimeout
+            self.idleTimeout = idleTimeout
+            self.lingerTimeout = lingerTimeout
+            self.limits = limits
+            self.eventLoopCount = eventLoopCount
+            self.backlog = backlog
+            self.maxPipelinedBytes = maxPipelinedBytes
+            self.closeConnectionsOnAccept = closeConnectionsOnAccept
+        }
+    }
+}

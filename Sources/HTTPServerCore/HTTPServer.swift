@@ -1,0 +1,156 @@
+import CourierWire
+import Dispatch
+import Synchronization
+
+/// An event-driven HTTP/1.1 server on CourierWire's event loops.
+///
+/// Connections are served by one or a few event loop threads (never a thread per
+/// connection), so tens of thousands of idle or slow connections cost only memory.
+/// On each connection requests are read and answered one at a time: bytes of
+/// pipelined requests are buffered and processed in order.
+///
+/// What the server does on its own:
+/// - keep-alive for HTTP/1.1 (and HTTP/1.0 with `Connection: keep-alive`);
+/// - request bodies framed by `Content-Length` or the chunked coding, given to the
+///   handler whole; `Expect: 100-continue` is answered with `100 Continue`;
+/// - `400` for a malformed request line or head, `431` for a head over
+///   ``Configuration/limits`` (size or field count), `413` for a body over
+///   ``Configuration/maxBodyBytes``, `501` for an unsupported transfer coding;
+///   after such an error the connection closes (with a short linger so the client
+///   reads the answer);
+/// - a connection whose request head takes longer than
+///   ``Configuration/headerTimeout`` is closed (slowloris), and so is a keep-alive
+///   connection idle for ``Configuration/idleTimeout``;
+/// - a client that closes its side abandons its request: the connection closes and
+///   the responder becomes a no-op.
+///
+/// The handler runs on a loop thread and must not block it; it answers through the
+/// ``HTTPServerResponder``, at once or later from any thread.
+///
+/// ```swift
+/// let server = try HTTPServer { request, responder in
+///     responder.respond(status: 200, headers: [("Content-Type", "text/plain")], body: Array("hi".utf8))
+/// }
+/// defer { server.shutdown() }
+/// print(server.port)
+/// ```
+public final class HTTPServer: Sendable {
+    /// Called on a loop thread with each complete request.
+    public typealias Handler = @Sendable (HTTPServerRequest, HTTPServerResponder) -> Void
+
+    /// The bound port (the one the kernel picked when `port` was 0).
+    public let port: Int
+    /// The bound address.
+    public let address: SocketAddress
+    /// The configuration the server runs with.
+    public let configuration: Configuration
+
+    private let group: EventLoopGroup
+    private let contexts: [LoopBound<LoopContext>]
+    private let server: ServerContext
+    private let stopped = Atomic<Bool>(false)
+
+    /// Binds `host:port`, starts the event loops and begins accepting connections.
+    ///
+    /// Raises the process's open-file soft limit to its hard limit, so that the
+    /// server can hold many connections.
+    ///
+    /// - Parameters:
+    ///   - host: The address to bind. Default: `"127.0.0.1"`.
+    ///   - port: The port; 0 (the default) lets the kernel pick one, see ``port``.
+    ///   - configuration: Limits and timeouts. Default: `Configuration()`.
+    ///   - handler: Called with every complete request.
+    /// - Throws: ``SocketError`` when binding or starting the loops fails.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        configuration: Configuration = Configuration(),
+        handler: @escaping Handler
+    ) throws(SocketError) {
+        Socket.raiseOpenFileLimit()
+        let listener = try Socket.listen(host: host, port: port, backlog: configuration.backlog)
+        let group: EventLoopGroup
+        do throws(SocketError) {
+            address = try listener.localAddress()
+            group = try EventLoopGroup(count: max(1, configuration.eventLoopCount), name: "http-server")
+        } catch {
+            listener.close()
+            throw error
+        }
+        self.port = address.port
+        self.configuration = configuration
+        self.group = group
+        let server = ServerContext(configuration: configuration, handler: handler)
+        self.server = server
+        let contexts = group.loops.map { loop in LoopBound(sending: LoopContext(loop: loop, server: server), to: loop) }
+        self.contexts = contexts
+
+        let outcome = Mutex<SocketError??>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let first = contexts[0]
+        first.run { context in
+            do throws(SocketError) {
+                try context.loop.register(fd: listener.descriptor, interest: .readable) { _ in
+                    first.value.acceptPending(from: listener, contexts: contexts)
+                }
+                context.listener = listener
+                outcome.withLock { $0 = .some(nil) }
+            } catch {
+                outcome.withLock { $0 = .some(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        if case .some(.some(let error)) = outcome.withLock({ $0 }) {
+            listener.close()
+            group.shutdown()
+            throw error
+        }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Stops accepting, closes the listener and every connection, and stops the loops.
+    ///
+    /// Idempotent and callable from any thread; it waits for the loop threads to end,
+    /// except when called on one of them. Responders of open requests become no-ops.
+    public func shutdown() {
+        if stopped.exchange(true, ordering: .acquiringAndReleasing) {
+            group.shutdown()
+            return
+        }
+        server.isShuttingDown.store(true, ordering: .releasing)
+        for context in contexts {
+            context.run { $0.closeAll() }
+        }
+        group.shutdown()
+    }
+
+    /// How many connections were accepted since the start (including ones closed since).
+    public var connectionsAccepted: Int {
+        server.statistics.withLock { $0.accepted }
+    }
+
+    /// How many connections are open now.
+    public var connectionsOpen: Int {
+        server.statistics.withLock { $0.open }
+    }
+
+    /// How many requests were handed to the handler, over all paths.
+    public var totalRequests: Int {
+        server.statistics.withLock { $0.total }
+    }
+
+    /// How many requests for `path` were handed to the handler.
+    ///
+    /// - Parameter path: A path without query, for example `"/echo"`.
+    /// - Returns: The count; 0 for paths never requested.
+    public func requestCount(path: String) -> Int {
+        server.statistics.withLock { $0.perPath[path] ?? 0 }
+    }
+
+    /// The event loops serving this server.
+    public var eventLoops: [EventLoop] { group.loops }
+}

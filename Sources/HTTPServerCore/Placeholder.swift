@@ -1,1 +1,0 @@
-// Placeholder: the HTTPServerCore module's sources arrive with their issue.

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import CourierTestServer
+
+@Suite("TestServer robustness")
+struct RobustnessTests {
+    @Test("malformed request lines and heads get 400 and the connection closes", arguments: [
+        "GARBAGE\r\n\r\n",
+        "GET /\r\n\r\n",
+        "GET / HTTP/2.0\r\n\r\n",
+        "GET / HTTP/1.1\r\nNo colon here\r\n\r\n",
+        "GET / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+        "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ])
+    func badRequest(request: String) throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        try client.send(request)
+        let response = try client.readResponse()
+        #expect(response.status == 400)
+        #expect(response.header("connection") == "close")
+        #expect(client.waitForClose())
+        #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200)
+    }
+
+    @Test("heads over the size or field limit get 431")
+    func headTooLarge() throws {
+        let server = try TestServer(configuration: .init(maxHeadBytes: 4096, maxHeaderFields: 10))
+        defer { server.shutdown() }
+        let big = try TestClient(port: server.port)
+        #expect(try big.exchange("GET", "/echo", headers: [("X-Big", String(repeating: "a", count: 5000))]).status == 431)
+        #expect(big.waitForClose())
+        let many = try TestClient(port: server.port)
+        let fields = (0..<20).map { ("X-Field-\($0)", "v") }
+        #expect(try many.exchange("GET", "/echo", headers: fields).status == 431)
+        #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200)
+    }
+
+    @Test("bodies over maxBodyBytes get 413, with a length or chunked")
+    func bodyTooLarge() throws {
+        let server = try TestServer(configuration: .init(maxBodyBytes: 1000))
+        defer { server.shutdown() }
+        let declared = try TestClient(port: server.port)
+        #expect(try declared.exchange("POST", "/echo", body: Array(repeating: 1, count: 1001)).status == 413)
+        #expect(declared.waitForClose())
+
+        let chunked = try TestClient(port: server.port)
+        var wire = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for _ in 0..<3 { wire += "190\r\n" + String(repeating: "b", count: 400) + "\r\n" }
+        wire += "0\r\n\r\n"
+        try chunked.send(wire)
+        #expect(try chunked.readResponse().status == 413)
+
+        let fits = try TestClient(port: server.port)
+        #expect(try fits.exchange("POST", "/echo", body: Array(repeating: 1, count: 1000)).json()["bodyLength"] as? Int == 1000)
+        #expect(server.requestCount(path: "/echo") == 1)
+    }
+
+    @Test("chunked request bodies, Expect: 100-continue, HTTP/1.0 and pipelining")
+    func protocolFeatures() throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: t\r\n\r\n")
+        #expect(try client.readResponse().json()["body"] as? String == "abcde")
+
+        try client.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try client.readResponse().status == 100)
+        try client.send("data")
+        #expect(try client.readResponse().json()["body"] as? String == "data")
+
+        // Three pipelined requests in one write are answered in order.
+        try client.send("GET /echo/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /delay/30 HTTP/1.1\r\nHost: x\r\n\r\nGET /echo/3 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().json()["path"] as? String == "/echo/1")
+        #expect(try client.readResponse().json()["delayed"] as? Int == 30)
+        #expect(try client.readResponse().json()["request"] as? Int == 5)
+
+        let old = try TestClient(port: server.port)
+        try old.send("GET /echo HTTP/1.0\r\n\r\n")
+        let response = try old.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("connection") == "close")
+        #expect(old.waitForClose())
+
+        let kept = try TestClient(port: server.port)
+        try kept.send("GET /echo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try kept.readResponse().header("connection") == "keep-alive")
+        try kept.send("GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n")
+        #expect(try kept.readResponse().header("connection") == "close")
+        #expect(kept.waitForClose())
+    }
+
+    @Test("slowloris: connections without a complete head are closed after headerTimeout")
+    func slowloris() throws {
+        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200)))
+        defer { server.shutdown() }
+        let silent = try TestClient(port: server.port, timeout: 5)
+        let partial = try TestClient(port: server.port, timeout: 5)
+        try partial.send("GET /echo HTTP/1.1\r\nHost: x\r\n")
+        let start = Date()
+        #expect(silent.waitForClose())
+        let leftover = try partial.readUntilClose()
+        #expect(String(decoding: leftover, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
+        #expect(Date().timeIntervalSince(start) < 4)
+        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(server.totalRequests == 0)
+    }
+
+    @Test("idle keep-alive connections are closed after idleTimeout")
+    func idle() throws {
+        let server = try TestServer(configuration: .init(idleTimeout: .milliseconds(200)))
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port, timeout: 5)
+        #expect(try client.exchange("GET", "/echo").status == 200)
+        let after = try client.readUntilClose()
+        #expect(after.isEmpty)
+        #expect(eventually { server.connectionsOpen == 0 })
+    }
+
+    @Test("random bytes never crash the server; other connections keep being served")
+    func fuzz() throws {
+        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200)))
+        defer { server.shutdown() }
+        var generator = SystemRandomNumberGenerator()
+        let keeper = try TestClient(port: server.port)
+        var clients: [TestClient] = []
+        for round in 0..<100 {
+            let client = try TestClient(port: server.port, timeout: 5)
+            var bytes = (0..<Int.random(in: 1...3000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if round % 3 == 0 { bytes = Array("GET /".utf8) + bytes }
+            if round % 5 == 0 { bytes = Array("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + bytes }
+            if round % 7 == 0 { bytes = Array("GET /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n".utf8) + bytes }
+            try? client.send(bytes)
+            clients.append(client)
+            if round % 10 == 0 { #expect(try keeper.exchange("GET", "/echo").status == 200) }
+        }
+        // Whatever each connection got, the server answers or closes it; none stays open.
+        #expect(clients.allSatisfy { $0.waitForClose() })
+        #expect(try keeper.exchange("GET", "/echo").status == 200)
+        #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200)
+        #expect(eventually { server.connectionsOpen == 1 })
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import CourierTestServer
+
+@Suite("TestServer scale and lifecycle")
+struct ScaleTests {
+    @Test("2,000 concurrent connections are held open, then all answered")
+    func manyConnections() throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let count = 2000
+        var clients: [TestClient] = []
+        clients.reserveCapacity(count)
+        for _ in 0..<count { clients.append(try TestClient(port: server.port)) }
+        #expect(eventually { server.connectionsOpen == count })
+        for (index, client) in clients.enumerated() { try client.request("GET", "/echo/\(index)") }
+        var answered = 0
+        for (index, client) in clients.enumerated() {
+            let response = try client.readResponse()
+            if response.status == 200, try response.json()["path"] as? String == "/echo/\(index)" { answered += 1 }
+        }
+        #expect(answered == count)
+        #expect(server.connectionsAccepted == count)
+        #expect(server.totalRequests == count)
+    }
+
+    @Test("shutdown closes every connection, is idempotent and leaks no descriptors")
+    func shutdownCleans() throws {
+        let before = openDescriptorCount()
+        let server = try TestServer()
+        let port = server.port
+        var clients: [TestClient] = []
+        for index in 0..<50 {
+            let client = try TestClient(port: port)
+            if index % 2 == 0 { try client.request("GET", "/fault/stall") }
+            clients.append(client)
+        }
+        #expect(eventually { server.connectionsOpen == 50 })
+        #expect(socketsBound(toPort: port) == 51)
+        server.shutdown()
+        server.shutdown()
+        // Every client sees its connection end.
+        #expect(clients.allSatisfy { $0.waitForClose() })
+        #expect(server.connectionsOpen == 0)
+        #expect(socketsBound(toPort: port) == 0)
+        clients.removeAll()
+        #expect(eventually { openDescriptorCount() <= before })
+        #expect((try? TestClient(port: port)) == nil)
+    }
+
+    @Test("a server released without shutdown stops by itself")
+    func deinitShutsDown() throws {
+        var port = 0
+        do {
+            let server = try TestServer()
+            port = server.port
+            #expect(try TestClient(port: port).exchange("GET", "/echo").status == 200)
+        }
+        #expect(socketsBound(toPort: port) == 0)
+        #expect((try? TestClient(port: port)) == nil)
+    }
+}
