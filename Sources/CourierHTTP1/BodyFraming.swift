@@ -85,19 +85,26 @@ public enum BodyFraming: Sendable, Equatable {
     /// - Throws: `.unsupportedTransferEncoding` when `chunked` appears more than once.
     static func transferCodings(_ fields: [HTTPField]) throws(HTTP1Error) -> TransferCodings? {
         var result: TransferCodings?
-        for field in fields where HTTPSyntax.equalsIgnoringCase(field.name, "transfer-encoding") {
+        var chunkedTwice = false
+        for field in fields where HTTPSyntax.name(field.name, is: "transfer-encoding") {
             var codings = result ?? TransferCodings()
             var chunkedSeen = codings.chunkedIsFinal
-            try HTTPSyntax.forEachListElement(field.value) { (element) throws(HTTP1Error) in
-                guard !element.isEmpty else { return }
-                let isChunked = HTTPSyntax.equalsIgnoringCase(element, "chunked")
-                if isChunked && chunkedSeen {
-                    throw HTTP1Error.unsupportedTransferEncoding.with("chunked applied more than once")
+            HTTPSyntax.withUTF8(field.value) { value in
+                HTTPSyntax.forEachListElement(value) { element in
+                    guard !element.isEmpty else { return true }
+                    let isChunked = HTTPSyntax.equalsIgnoringCase(element, lowercased: "chunked")
+                    if isChunked && chunkedSeen {
+                        chunkedTwice = true
+                        return false
+                    }
+                    chunkedSeen = chunkedSeen || isChunked
+                    codings.count += 1
+                    codings.chunkedIsFinal = isChunked
+                    return true
                 }
-                // chunked not final but followed by another coding: remembered for the check above.
-                chunkedSeen = chunkedSeen || isChunked
-                codings.count += 1
-                codings.chunkedIsFinal = isChunked
+            }
+            if chunkedTwice {
+                throw HTTP1Error.unsupportedTransferEncoding.with("chunked applied more than once")
             }
             result = codings
         }
@@ -110,34 +117,45 @@ public enum BodyFraming: Sendable, Equatable {
     /// - Throws: `.invalidContentLength`, `.conflictingContentLength`.
     static func contentLength(_ fields: [HTTPField]) throws(HTTP1Error) -> Int? {
         var result: Int?
-        for field in fields where HTTPSyntax.equalsIgnoringCase(field.name, "content-length") {
-            try HTTPSyntax.forEachListElement(field.value) { (element) throws(HTTP1Error) in
-                let value = try parseLength(element)
-                if let previous = result, previous != value {
-                    throw HTTP1Error.conflictingContentLength.with("\(previous) and \(value)")
+        for field in fields where HTTPSyntax.name(field.name, is: "content-length") {
+            var invalid = false
+            var conflict = false
+            HTTPSyntax.withUTF8(field.value) { value in
+                HTTPSyntax.forEachListElement(value) { element in
+                    guard let length = parseLength(element) else {
+                        invalid = true
+                        return false
+                    }
+                    if let previous = result, previous != length {
+                        conflict = true
+                        return false
+                    }
+                    result = length
+                    return true
                 }
-                result = value
+            }
+            if invalid {
+                throw HTTP1Error.invalidContentLength.with(field.value.isEmpty ? "empty value" : field.value)
+            }
+            if conflict {
+                let all = fields.filter { HTTPSyntax.name($0.name, is: "content-length") }.map(\.value)
+                throw HTTP1Error.conflictingContentLength.with(all.joined(separator: ", "))
             }
         }
         return result
     }
 
-    /// Parses one decimal length of at most `maxContentLength`.
-    static func parseLength(_ text: Substring) throws(HTTP1Error) -> Int {
+    /// Parses one decimal length of at most `maxContentLength` digits-only bytes.
+    /// - Returns: The length, or `nil` when the text is empty, not all digits, or too large.
+    static func parseLength(_ text: UnsafeRawBufferPointer) -> Int? {
+        guard !text.isEmpty else { return nil }
         var value = 0
-        var digits = 0
-        for byte in text.utf8 {
-            guard byte >= 0x30 && byte <= 0x39 else {
-                throw HTTP1Error.invalidContentLength.with(String(text))
-            }
+        for byte in text {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
             let digit = Int(byte &- 0x30)
-            guard value <= (maxContentLength - digit) / 10 else {
-                throw HTTP1Error.invalidContentLength.with("\(text) is too large")
-            }
+            guard value <= (maxContentLength - digit) / 10 else { return nil }
             value = value * 10 + digit
-            digits += 1
         }
-        guard digits > 0 else { throw HTTP1Error.invalidContentLength.with("empty value") }
         return value
     }
 }

@@ -15,10 +15,12 @@ public enum ChunkedEncoder {
     /// - Parameter trailers: The trailer fields (CR, LF and NUL are replaced by spaces).
     /// - Returns: `0 CRLF`, one line per field, and the final CRLF.
     public static func lastChunk(trailers: [HTTPField]) -> [UInt8] {
-        var bytes: [UInt8] = [0x30, 0x0D, 0x0A]
-        trailers.append(to: &bytes)
-        bytes.append(contentsOf: chunkTerminator)
-        return bytes
+        HTTPSyntax.build(capacity: 5 &+ trailers.serializedCount) { writer in
+            writer.write(0x30)
+            writer.writeCRLF()
+            trailers.write(to: &writer)
+            writer.writeCRLF()
+        }
     }
 
     /// The chunk-size line for `count` data bytes: lowercase hexadecimal size and CRLF.

@@ -50,12 +50,14 @@ public final class ContentDecoder {
     /// - Returns: `.gzip` for `gzip`/`x-gzip`, `.deflate` for `deflate`; `nil` for `identity`,
     ///   empty, unknown or multiple codings.
     public static func encoding(for headerValue: String) -> Encoding? {
-        let value = HTTPSyntax.trimmed(Substring(headerValue))
-        if HTTPSyntax.equalsIgnoringCase(value, "gzip") || HTTPSyntax.equalsIgnoringCase(value, "x-gzip") {
-            return .gzip
+        HTTPSyntax.withUTF8(headerValue) { bytes in
+            let value = HTTPSyntax.trimmed(bytes)
+            if HTTPSyntax.equalsIgnoringCase(value, lowercased: "gzip")
+                || HTTPSyntax.equalsIgnoringCase(value, lowercased: "x-gzip") {
+                return .gzip
+            }
+            return HTTPSyntax.equalsIgnoringCase(value, lowercased: "deflate") ? .deflate : nil
         }
-        if HTTPSyntax.equalsIgnoringCase(value, "deflate") { return .deflate }
-        return nil
     }
 
     /// Creates a decoder for a `Content-Encoding` header value.

@@ -75,11 +75,12 @@ enum FieldLineParser {
         var end = line.count
         while start < end, HTTPSyntax.isWhitespace(line[start]) { start += 1 }
         while end > start, HTTPSyntax.isWhitespace(line[end - 1]) { end -= 1 }
-        for i in start..<end where !HTTPSyntax.isFieldValueByte(line[i]) {
+        let value = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        guard HTTPSyntax.isValidFieldValue(value) else {
             throw HTTP1Error.invalidHeaderField.with(bytes: line)
         }
-        return HTTPField(
-            name: HTTPSyntax.string(UnsafeRawBufferPointer(rebasing: line[..<colon])),
-            value: HTTPSyntax.string(UnsafeRawBufferPointer(rebasing: line[start..<end])))
+        let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
+        return HTTPField(name: CommonFieldNames.lookup(name) ?? HTTPSyntax.string(name),
+                         value: HTTPSyntax.string(value))
     }
 }

@@ -36,11 +36,11 @@ public struct HTTPField: Sendable, Equatable, Hashable {
     /// - Parameter value: A candidate field value.
     /// - Returns: `true` when the value can be sent unchanged.
     public static func isValidValue(_ value: String) -> Bool {
-        let utf8 = value.utf8
-        if let first = utf8.first, HTTPSyntax.isWhitespace(first) { return false }
-        if let last = utf8.last, HTTPSyntax.isWhitespace(last) { return false }
-        for byte in utf8 where !HTTPSyntax.isFieldValueByte(byte) { return false }
-        return true
+        HTTPSyntax.withUTF8(value) { bytes in
+            if let first = bytes.first, HTTPSyntax.isWhitespace(first) { return false }
+            if let last = bytes.last, HTTPSyntax.isWhitespace(last) { return false }
+            return HTTPSyntax.isValidFieldValue(bytes)
+        }
     }
 }
 
@@ -49,8 +49,8 @@ extension Array where Element == HTTPField {
     /// - Parameter name: The field name to look up, e.g. `content-type`.
     /// - Returns: The first matching value, or `nil` when there is none.
     public func value(for name: String) -> String? {
-        for field in self where HTTPSyntax.equalsIgnoringCase(field.name, name) {
-            return field.value
+        for i in indices where HTTPSyntax.equalsIgnoringCase(self[i].name, name) {
+            return self[i].value
         }
         return nil
     }
@@ -69,11 +69,14 @@ extension Array where Element == HTTPField {
 
     /// Whether the comma-separated lists of the fields named `name` contain `token`
     /// (both compared ignoring ASCII case, elements trimmed of whitespace).
-    func containsToken(_ token: String, inFieldsNamed name: String) -> Bool {
-        for field in self where HTTPSyntax.equalsIgnoringCase(field.name, name) {
+    func containsToken(_ token: StaticString, inFieldsNamed name: StaticString) -> Bool {
+        for i in indices where HTTPSyntax.name(self[i].name, is: name) {
             var found = false
-            HTTPSyntax.forEachListElement(field.value) { element in
-                if HTTPSyntax.equalsIgnoringCase(element, token) { found = true }
+            HTTPSyntax.withUTF8(self[i].value) { value in
+                HTTPSyntax.forEachListElement(value) { element in
+                    found = HTTPSyntax.equalsIgnoringCase(element, lowercased: token)
+                    return !found
+                }
             }
             if found { return true }
         }
@@ -88,15 +91,21 @@ extension Array where Element == HTTPField {
         return containsToken("keep-alive", inFieldsNamed: "connection")
     }
 
-    /// Appends `name: value CRLF` for every field, replacing CR, LF and NUL with spaces.
-    func append(to bytes: inout [UInt8]) {
+    /// The number of bytes `write(to:)` produces.
+    var serializedCount: Int {
+        var total = 0
+        for field in self { total &+= field.name.utf8.count &+ field.value.utf8.count &+ 4 }
+        return total
+    }
+
+    /// Writes `name: value CRLF` for every field, replacing CR, LF and NUL with spaces.
+    func write(to writer: inout WireWriter) {
         for field in self {
-            HTTPSyntax.appendSanitized(field.name, to: &bytes)
-            bytes.append(0x3A) // ":"
-            bytes.append(0x20)
-            HTTPSyntax.appendSanitized(field.value, to: &bytes)
-            bytes.append(0x0D)
-            bytes.append(0x0A)
+            writer.write(sanitized: field.name)
+            writer.write(HTTPSyntax.colon)
+            writer.write(HTTPSyntax.space)
+            writer.write(sanitized: field.value)
+            writer.writeCRLF()
         }
     }
 }

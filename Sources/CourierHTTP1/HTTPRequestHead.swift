@@ -45,18 +45,17 @@ public struct HTTPRequestHead: Sendable, Equatable {
     /// `HTTPField.isValidName(_:)` / `isValidValue(_:)` to report such values instead.
     /// - Returns: The bytes to send, ending with CRLF CRLF.
     public func serialized() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + method.utf8.count + target.utf8.count + fields.count * 32)
-        HTTPSyntax.appendSanitized(method, to: &bytes)
-        bytes.append(HTTPSyntax.space)
-        HTTPSyntax.appendSanitized(target, to: &bytes)
-        bytes.append(HTTPSyntax.space)
-        version.append(to: &bytes)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
-        fields.append(to: &bytes)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
-        return bytes
+        // method SP target SP HTTP/x.y CRLF fields CRLF
+        let capacity = method.utf8.count &+ target.utf8.count &+ 12 &+ fields.serializedCount &+ 2
+        return HTTPSyntax.build(capacity: capacity) { writer in
+            writer.write(sanitized: method)
+            writer.write(HTTPSyntax.space)
+            writer.write(sanitized: target)
+            writer.write(HTTPSyntax.space)
+            version.write(to: &writer)
+            writer.writeCRLF()
+            fields.write(to: &writer)
+            writer.writeCRLF()
+        }
     }
 }

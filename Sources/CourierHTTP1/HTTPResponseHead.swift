@@ -47,21 +47,20 @@ public struct HTTPResponseHead: Sendable, Equatable {
     /// space after the code, as RFC 9112 §4 requires.
     /// - Returns: The bytes to send, ending with CRLF CRLF.
     public func serialized() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + reason.utf8.count + fields.count * 32)
-        version.append(to: &bytes)
-        bytes.append(HTTPSyntax.space)
+        // HTTP/x.y SP 3DIGIT SP reason CRLF fields CRLF
+        let capacity = 15 &+ reason.utf8.count &+ fields.serializedCount &+ 2
         let code = Swift.min(Swift.max(status, 0), 999)
-        bytes.append(0x30 &+ UInt8(truncatingIfNeeded: code / 100))
-        bytes.append(0x30 &+ UInt8(truncatingIfNeeded: (code / 10) % 10))
-        bytes.append(0x30 &+ UInt8(truncatingIfNeeded: code % 10))
-        bytes.append(HTTPSyntax.space)
-        HTTPSyntax.appendSanitized(reason, to: &bytes)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
-        fields.append(to: &bytes)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
-        return bytes
+        return HTTPSyntax.build(capacity: capacity) { writer in
+            version.write(to: &writer)
+            writer.write(HTTPSyntax.space)
+            writer.write(0x30 &+ UInt8(truncatingIfNeeded: code / 100))
+            writer.write(0x30 &+ UInt8(truncatingIfNeeded: (code / 10) % 10))
+            writer.write(0x30 &+ UInt8(truncatingIfNeeded: code % 10))
+            writer.write(HTTPSyntax.space)
+            writer.write(sanitized: reason)
+            writer.writeCRLF()
+            fields.write(to: &writer)
+            writer.writeCRLF()
+        }
     }
 }

@@ -7,15 +7,17 @@ enum HTTPSyntax {
     static let space: UInt8 = 0x20
     static let htab: UInt8 = 0x09
     static let colon: UInt8 = 0x3A
+    static let comma: UInt8 = 0x2C
 
     /// Whether `byte` is a `tchar`: ALPHA, DIGIT or one of ``!#$%&'*+-.^_`|~``.
+    ///
+    /// A branch-free lookup in two 64-bit masks (bytes 0–63 and 64–127).
     @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true // DIGIT, upper, lower
-        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
-        default: false
-        }
+        let low: UInt64 = 0x03FF_6CFA_0000_0000
+        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        let mask = byte < 64 ? low : high
+        return byte < 128 && (mask >> UInt64(byte & 63)) & 1 == 1
     }
 
     /// Whether `byte` is SP or HTAB (optional whitespace).
@@ -29,6 +31,34 @@ enum HTTPSyntax {
     @inline(__always)
     static func isFieldValueByte(_ byte: UInt8) -> Bool {
         byte >= 0x20 ? byte != 0x7F : byte == htab
+    }
+
+    /// Whether every byte of `bytes` is a field-value byte (`isFieldValueByte`).
+    ///
+    /// Checks eight bytes at a time: a word without any byte below 0x20 or equal to 0x7F is
+    /// accepted at once; only words that might contain one (HTAB, or a real control byte) are
+    /// checked byte by byte.
+    static func isValidFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var i = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while i &+ 8 <= count {
+            let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let below20 = (word &- ones &* 0x20) & ~word & highs
+            let del = word ^ (ones &* 0x7F)
+            let isDel = (del &- ones) & ~del & highs
+            if below20 | isDel != 0 {
+                for j in i..<(i &+ 8) where !isFieldValueByte(bytes[j]) { return false }
+            }
+            i &+= 8
+        }
+        while i < count {
+            if !isFieldValueByte(bytes[i]) { return false }
+            i &+= 1
+        }
+        return true
     }
 
     /// The value of a hexadecimal digit, or `nil`.
@@ -48,17 +78,27 @@ enum HTTPSyntax {
         (byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte
     }
 
-    /// Compares two strings byte-wise, ignoring ASCII case, without allocating.
-    static func equalsIgnoringCase<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
-        let x = a.utf8, y = b.utf8
-        guard x.count == y.count else { return false }
-        var i = x.startIndex, j = y.startIndex
-        while i != x.endIndex {
-            if lower(x[i]) != lower(y[j]) { return false }
-            x.formIndex(after: &i)
-            y.formIndex(after: &j)
+    /// Calls `body` with the UTF-8 bytes of `string`, without copying native strings.
+    @inline(__always)
+    static func withUTF8<R>(_ string: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = string.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+            return result
         }
+        var copy = string
+        return copy.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Compares two byte strings, ignoring ASCII case.
+    static func equalsIgnoringCase(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where a[i] != b[i] && lower(a[i]) != lower(b[i]) { return false }
         return true
+    }
+
+    /// Compares two strings byte-wise, ignoring ASCII case, without allocating.
+    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return withUTF8(a) { x in withUTF8(b) { y in equalsIgnoringCase(x, y) } }
     }
 
     /// Compares raw bytes with an ASCII-lowercase literal, ignoring case.
@@ -69,55 +109,106 @@ enum HTTPSyntax {
         return true
     }
 
-    /// Calls `body` with each element of a comma-separated list, trimmed of SP/HTAB; empty
-    /// elements are passed as empty substrings.
-    static func forEachListElement(_ value: String, _ body: (Substring) throws(HTTP1Error) -> Void) throws(HTTP1Error) {
-        var start = value.startIndex
-        let utf8 = value.utf8
-        while true {
-            let end = utf8[start...].firstIndex(of: 0x2C) ?? utf8.endIndex
-            try body(trimmed(value[start..<end]))
-            guard end != utf8.endIndex else { return }
-            start = utf8.index(after: end)
-        }
+    /// Whether a field name equals an ASCII-lowercase literal, ignoring case.
+    @inline(__always)
+    static func name(_ name: String, is literal: StaticString) -> Bool {
+        guard name.utf8.count == literal.utf8CodeUnitCount else { return false }
+        return withUTF8(name) { equalsIgnoringCase($0, lowercased: literal) }
     }
 
-    /// Non-throwing variant of `forEachListElement(_:_:)`.
-    static func forEachListElement(_ value: String, _ body: (Substring) -> Void) {
-        var start = value.startIndex
-        let utf8 = value.utf8
+    /// Calls `body` with each element of a comma-separated list, trimmed of SP/HTAB (empty
+    /// elements included) until `body` returns `false`.
+    static func forEachListElement(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {
+        var start = 0
         while true {
-            let end = utf8[start...].firstIndex(of: 0x2C) ?? utf8.endIndex
-            body(trimmed(value[start..<end]))
-            guard end != utf8.endIndex else { return }
-            start = utf8.index(after: end)
+            var end = start
+            while end < bytes.count && bytes[end] != comma { end += 1 }
+            guard body(trimmed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))) else { return }
+            guard end < bytes.count else { return }
+            start = end + 1
         }
     }
 
     /// Removes leading and trailing SP/HTAB.
-    static func trimmed(_ s: Substring) -> Substring {
-        var lo = s.utf8.startIndex, hi = s.utf8.endIndex
-        while lo != hi, isWhitespace(s.utf8[lo]) { lo = s.utf8.index(after: lo) }
-        while hi != lo, isWhitespace(s.utf8[s.utf8.index(before: hi)]) { hi = s.utf8.index(before: hi) }
-        return Substring(s.utf8[lo..<hi])
-    }
-
-    /// Appends the UTF-8 of `string`, replacing CR, LF and NUL with SP (no header injection).
-    static func appendSanitized(_ string: String, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(contentsOf: string.utf8)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            for i in start..<buffer.count {
-                let byte = buffer[i]
-                if byte == cr || byte == lf || byte == 0 { buffer[i] = space }
-            }
-        }
+    static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var lo = 0, hi = bytes.count
+        while lo < hi, isWhitespace(bytes[lo]) { lo += 1 }
+        while hi > lo, isWhitespace(bytes[hi - 1]) { hi -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[lo..<hi])
     }
 
     /// Makes a `String` from wire bytes (UTF-8; invalid sequences become U+FFFD).
     @inline(__always)
     static func string(_ bytes: UnsafeRawBufferPointer) -> String {
         String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Builds a byte array of at most `capacity` bytes with a writer, in one allocation.
+    static func build(capacity: Int, _ body: (inout WireWriter) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var writer = WireWriter(buffer: buffer)
+            body(&writer)
+            count = writer.position
+        }
+    }
+}
+
+/// Writes wire bytes into preallocated storage (see `HTTPSyntax.build`).
+struct WireWriter {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var position = 0
+
+    init(buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    /// Writes one byte.
+    @inline(__always)
+    mutating func write(_ byte: UInt8) {
+        guard position < buffer.count else { return }
+        buffer[position] = byte
+        position &+= 1
+    }
+
+    /// Writes CR LF.
+    @inline(__always)
+    mutating func writeCRLF() {
+        write(HTTPSyntax.cr)
+        write(HTTPSyntax.lf)
+    }
+
+    /// Writes the UTF-8 of `string`, replacing CR, LF and NUL with SP (no header injection).
+    ///
+    /// Copies with `memcpy`, then checks eight bytes at a time for control bytes; only words
+    /// that contain one are fixed byte by byte.
+    mutating func write(sanitized string: String) {
+        HTTPSyntax.withUTF8(string) { source in
+            let count = Swift.min(source.count, buffer.count - position)
+            guard count > 0, let from = source.baseAddress, let base = buffer.baseAddress else { return }
+            let target = UnsafeMutableRawPointer(base + position)
+            target.copyMemory(from: from, byteCount: count)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            var i = 0
+            while i < count {
+                let end = Swift.min(i &+ 8, count)
+                if end &- i == 8 {
+                    let word = target.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    if (word &- ones &* 0x20) & ~word & highs == 0 {
+                        i = end
+                        continue
+                    }
+                }
+                for j in i..<end {
+                    let byte = buffer[position &+ j]
+                    if byte == HTTPSyntax.cr || byte == HTTPSyntax.lf || byte == 0 {
+                        buffer[position &+ j] = HTTPSyntax.space
+                    }
+                }
+                i = end
+            }
+            position &+= count
+        }
     }
 }
 

@@ -25,11 +25,11 @@ public struct HTTPVersion: Sendable, Equatable, Hashable, CustomStringConvertibl
     /// Whether connections persist by default (HTTP/1.1 and later).
     var persistsByDefault: Bool { major > 1 || (major == 1 && minor >= 1) }
 
-    /// Appends `HTTP/x.y` to `bytes`; components outside 0–9 are clamped to one digit.
-    func append(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: [0x48, 0x54, 0x54, 0x50, 0x2F]) // "HTTP/"
-        bytes.append(0x30 &+ UInt8(clamping: Swift.min(Swift.max(major, 0), 9)))
-        bytes.append(0x2E)
-        bytes.append(0x30 &+ UInt8(clamping: Swift.min(Swift.max(minor, 0), 9)))
+    /// Writes `HTTP/x.y` (8 bytes); components outside 0–9 are clamped to one digit.
+    func write(to writer: inout WireWriter) {
+        for byte: UInt8 in [0x48, 0x54, 0x54, 0x50, 0x2F] { writer.write(byte) } // "HTTP/"
+        writer.write(0x30 &+ UInt8(clamping: Swift.min(Swift.max(major, 0), 9)))
+        writer.write(0x2E)
+        writer.write(0x30 &+ UInt8(clamping: Swift.min(Swift.max(minor, 0), 9)))
     }
 }

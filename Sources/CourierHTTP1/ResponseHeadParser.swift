@@ -67,8 +67,9 @@ public struct ResponseHeadParser: Sendable {
         var reason = ""
         if line.count > 12 {
             guard line[12] == HTTPSyntax.space else { throw error() }
-            for i in 13..<line.count where !HTTPSyntax.isFieldValueByte(line[i]) { throw error() }
-            reason = HTTPSyntax.string(UnsafeRawBufferPointer(rebasing: line[13...]))
+            let bytes = UnsafeRawBufferPointer(rebasing: line[13...])
+            guard HTTPSyntax.isValidFieldValue(bytes) else { throw error() }
+            reason = HTTPSyntax.string(bytes)
         }
         var head = HTTPResponseHead(version: HTTPVersion(major: major, minor: minor),
                                     status: d1 * 100 + d2 * 10 + d3, reason: reason)

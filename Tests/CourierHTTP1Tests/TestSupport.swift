@@ -1,4 +1,5 @@
 import CourierHTTP1
+import CZlib
 
 /// Helpers shared by the CourierHTTP1 suites.
 enum Wire {
@@ -33,7 +34,7 @@ enum Wire {
         return nil
     }
 
-    /// Decodes a whole body fed in pieces of `step` bytes.
+    /// Decodes a whole body fed in pieces of `step` bytes, stopping when the body completes.
     /// - Returns: The payload, the absolute number of bytes consumed, and completion.
     static func decodeBody(_ bytes: [UInt8], framing: BodyFraming, step: Int = .max,
                            limits: HTTP1Limits = HTTP1Limits()) throws -> (payload: [UInt8], consumed: Int, complete: Bool, decoder: BodyDecoder) {
@@ -48,8 +49,62 @@ enum Wire {
             }
             offset += consumed
             complete = done
-            if consumed < end - (offset - consumed) && !done { break }
         }
         return (payload, offset, complete, decoder)
+    }
+}
+
+/// Compression helpers for the tests, straight over zlib.
+enum Zlib {
+    /// gzip wrapper window bits.
+    static let gzip: Int32 = 15 + 16
+    /// zlib wrapper window bits.
+    static let zlib: Int32 = 15
+    /// Raw deflate window bits.
+    static let raw: Int32 = -15
+
+    /// Compresses `input` repeated `times` times (so that huge inputs need no huge buffer).
+    static func compress(_ input: [UInt8], times: Int = 1, windowBits: Int32, level: Int32 = 6) -> [UInt8] {
+        var stream = z_stream()
+        let initStatus = deflateInit2_(&stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY,
+                                      ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        precondition(initStatus == Z_OK, "deflateInit2 failed")
+        defer { deflateEnd(&stream) }
+        var output: [UInt8] = []
+        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+        var source = input
+        for round in 0..<times {
+            let flush = round == times - 1 ? Z_FINISH : Z_NO_FLUSH
+            source.withUnsafeMutableBufferPointer { inBuffer in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = UInt32(inBuffer.count)
+                var status: Int32
+                repeat {
+                    status = scratch.withUnsafeMutableBufferPointer { outBuffer in
+                        stream.next_out = outBuffer.baseAddress
+                        stream.avail_out = UInt32(outBuffer.count)
+                        let status = deflate(&stream, flush)
+                        output.append(contentsOf: outBuffer[0..<(outBuffer.count - Int(stream.avail_out))])
+                        return status
+                    }
+                } while stream.avail_out == 0 || (flush == Z_FINISH && status != Z_STREAM_END)
+            }
+        }
+        return output
+    }
+
+    /// Pseudo-random but compressible test data.
+    static func sampleData(count: Int) -> [UInt8] {
+        var state: UInt32 = 0x1234_5678
+        var words = ["alpha ", "beta ", "gamma ", "delta ", "courier ", "chunk ", "\n"].map { Array($0.utf8) }
+        words.append([0, 255, 128])
+        var out: [UInt8] = []
+        out.reserveCapacity(count + 16)
+        while out.count < count {
+            state = state &* 1_103_515_245 &+ 12345
+            out.append(contentsOf: words[Int(state >> 16) % words.count])
+            if state & 0x100 != 0 { out.append(UInt8(truncatingIfNeeded: state >> 8)) }
+        }
+        return Array(out.prefix(count))
     }
 }
