@@ -77,11 +77,15 @@ final class HTTPServerConnection {
 
     /// Readiness from the event loop.
     func handle(_ readiness: EventLoop.Readiness) {
+        if readiness.contains(.error) || readiness.contains(.hangup) {
+            // A reset, or both directions closed: nothing can be sent any more, and
+            // hang-ups are reported on every turn, so stop watching at once.
+            close()
+            return
+        }
         if readiness.contains(.writable) { flush() }
         if phase == .closed { return }
-        if readiness.contains(.readable) || readiness.contains(.hangup) || readiness.contains(.error) {
-            readAvailable()
-        }
+        if readiness.contains(.readable) { readAvailable() }
     }
 
     private func readAvailable() {
