@@ -1,0 +1,221 @@
+import CourierTLS
+import CourierWire
+import Foundation
+
+extension HTTP1ClientConnection {
+    /// Starts `exchange` on this idle connection: sends its request and waits for the answer.
+    func execute(_ exchange: NativeExchange) {
+        self.exchange = exchange
+        exchange.connection = self
+        exchange.enter(.active)
+        responsePhase = .head
+        receivedResponseBytes = false
+        writeOffset = 0
+        bodyOffset = 0
+        bytesSent = 0
+        writeComplete = false
+        writeClosed = false
+        let now = EventLoop.now()
+        lastProgress = now
+        armWatchdog(deadline: now &+ exchange.timeout)
+        if let tls {
+            var failure: TLSError?
+            exchange.wire.withUnsafeBytes { wire in
+                if case .failure(let error) = Result(catching: { () throws(TLSError) in try tls.writePlaintext(wire) }) { failure = error }
+            }
+            if failure == nil && !exchange.bodyInlined && !exchange.request.body.isEmpty {
+                exchange.request.body.withUnsafeBytes { body in
+                    if case .failure(let error) = Result(catching: { () throws(TLSError) in try tls.writePlaintext(body) }) { failure = error }
+                }
+            }
+            if let failure {
+                fail(NativeErrors.tls(failure))
+                return
+            }
+            takeCiphertext()
+        }
+        flush()
+    }
+
+    /// Moves the TLS session's pending ciphertext into the write buffer.
+    func takeCiphertext() {
+        guard let tls, let bytes = tls.takeCiphertext() else { return }
+        if cipherOut.isEmpty {
+            cipherOut = bytes
+            cipherOffset = 0
+        } else {
+            cipherOut.append(contentsOf: bytes)
+        }
+    }
+
+    /// Writes as much of the pending request (or ciphertext) as the socket takes now.
+    func flush() {
+        guard let socket else { return }
+        while true {
+            let attempt = writeOnce(socket)
+            switch attempt {
+            case .success(.bytes(let count)):
+                if count == 0 {
+                    finishWriting()
+                    return
+                }
+                advance(by: count)
+            case .success(.wouldBlock):
+                setInterest([.readable, .writable])
+                return
+            case .success(.closed):
+                writeFailed(nil)
+                return
+            case .failure(let error):
+                writeFailed(error)
+                return
+            }
+        }
+    }
+
+    /// One write system call over what is pending; `.bytes(0)` when nothing is.
+    private func writeOnce(_ socket: Socket) -> Result<Socket.IOResult, SocketError> {
+        if tls != nil {
+            guard cipherOffset < cipherOut.count else { return .success(.bytes(0)) }
+            let offset = cipherOffset
+            return cipherOut.withUnsafeBytes { all in
+                Result { () throws(SocketError) in try socket.write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
+            }
+        }
+        guard let exchange, !writeClosed else { return .success(.bytes(0)) }
+        let body = exchange.request.body
+        let separateBody = !exchange.bodyInlined && !body.isEmpty
+        let wireOffset = writeOffset
+        if wireOffset < exchange.wire.count {
+            return exchange.wire.withUnsafeBytes { (all) -> Result<Socket.IOResult, SocketError> in
+                let head = UnsafeRawBufferPointer(rebasing: all[wireOffset...])
+                if !separateBody {
+                    return Result { () throws(SocketError) in try socket.write(head) }
+                }
+                return body.withUnsafeBytes { bodyBytes in
+                    Result { () throws(SocketError) in try socket.writev([head, bodyBytes]) }
+                }
+            }
+        }
+        guard separateBody, bodyOffset < body.count else { return .success(.bytes(0)) }
+        let offset = bodyOffset
+        return body.withUnsafeBytes { all in
+            Result { () throws(SocketError) in try socket.write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
+        }
+    }
+
+    /// Accounts for `count` bytes written.
+    private func advance(by count: Int) {
+        bytesSent &+= count
+        lastProgress = EventLoop.now()
+        if tls != nil {
+            cipherOffset += count
+            return
+        }
+        guard let exchange else { return }
+        let headLeft = exchange.wire.count - writeOffset
+        if count <= headLeft {
+            writeOffset += count
+        } else {
+            writeOffset = exchange.wire.count
+            bodyOffset += count - headLeft
+        }
+    }
+
+    /// Everything pending was written.
+    private func finishWriting() {
+        if tls != nil {
+            cipherOut.removeAll(keepingCapacity: cipherOut.capacity <= 65_536)
+            cipherOffset = 0
+        }
+        if exchange != nil { writeComplete = true }
+        setInterest(.readable)
+    }
+
+    /// The peer stopped taking bytes (`EPIPE`, a reset). Whatever it answered before is still
+    /// read; without an answer the request failed.
+    private func writeFailed(_ error: SocketError?) {
+        writeClosed = true
+        cipherOut = []
+        cipherOffset = 0
+        guard state == .ready, let exchange else {
+            close()
+            return
+        }
+        setInterest(.readable)
+        if !receivedResponseBytes && state == .ready {
+            readAvailable()
+        }
+        if state == .ready, self.exchange === exchange, !receivedResponseBytes {
+            peerClosedBeforeResponse(error)
+        }
+    }
+
+    // MARK: - Timeouts
+
+    /// Makes sure the watchdog fires no later than `deadline`.
+    func armWatchdog(deadline: UInt64) {
+        if watchdogDeadline != 0 && watchdogDeadline <= deadline { return }
+        watchdog?.cancel()
+        guard let selfBound else { return }
+        let now = EventLoop.now()
+        watchdogDeadline = deadline
+        let delay = Int64(clamping: deadline &- min(now, deadline))
+        watchdog = loop.scheduleTimer(after: .nanoseconds(delay)) {
+            selfBound.value.watchdogFired()
+        }
+    }
+
+    /// Checks for a connect that takes too long or an exchange gone silent.
+    private func watchdogFired() {
+        watchdog = nil
+        watchdogDeadline = 0
+        let now = EventLoop.now()
+        switch state {
+        case .resolving, .connecting, .handshaking:
+            if now >= connectDeadline {
+                failEstablishment(.cannotConnect.with(detail: "connecting to \(key) timed out after \(Duration.nanoseconds(Int64(clamping: settings.connectTimeout)))"))
+            } else {
+                armWatchdog(deadline: connectDeadline)
+            }
+        case .ready:
+            guard let exchange else { return }
+            let deadline = lastProgress &+ exchange.timeout
+            if now >= deadline {
+                fail(.timedOut.with(detail: "nothing arrived from \(key) for \(exchange.request.timeout)"))
+            } else {
+                armWatchdog(deadline: deadline)
+            }
+        case .initial, .closed:
+            return
+        }
+    }
+
+    // MARK: - Ending an exchange
+
+    /// Takes the current exchange off the connection.
+    func detach() -> NativeExchange? {
+        let current = exchange
+        exchange = nil
+        current?.connection = nil
+        contentDecoder = nil
+        responsePhase = .head
+        return current
+    }
+
+    /// Fails the current exchange with `error` and closes the connection (its state is unknown).
+    func fail(_ error: HTTPConnectionError) {
+        let current = detach()
+        close()
+        current?.finish(.failure(error))
+    }
+
+    /// Ends `exchange` with `error`: closes the connection when it is the one in progress.
+    func abort(_ exchange: NativeExchange, with error: HTTPConnectionError) {
+        guard exchange === self.exchange else {
+            exchange.finish(.failure(error))
+            return
+        }
+        fail(error)
+    }
+}

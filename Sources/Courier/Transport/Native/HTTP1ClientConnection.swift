@@ -1,0 +1,259 @@
+import CourierHTTP1
+import CourierTLS
+import CourierWire
+import Foundation
+
+/// One HTTP/1.1 connection of the native transport: a non-blocking socket (optionally with a
+/// TLS session) driven by its pool's event loop, carrying one exchange at a time.
+///
+/// Loop-confined: created, used and closed on its pool's loop thread only; timers and resolver
+/// callbacks reach it through its own ``LoopBound``. Its life:
+/// resolving → connecting → (handshaking) → ready (idle or busy with one exchange) → closed.
+/// Once closed it is never used again; the pool opens a new one.
+final class HTTP1ClientConnection {
+    /// Where the connection is in its life.
+    enum State: Equatable {
+        case initial, resolving, connecting, handshaking, ready, closed
+    }
+
+    /// Which part of the response the connection is reading.
+    enum ResponsePhase {
+        case head, body
+    }
+
+    let key: NativePoolKey
+    let loop: EventLoop
+    let settings: NativeSettings
+    let tlsContext: TLSContext?
+
+    /// The pool that owns the connection; cleared when it closes.
+    var pool: HostPool?
+    /// The loop's shared buffers.
+    var context: NativeLoopContext?
+    /// Its own handle, for timer and resolver closures; cleared when it closes.
+    var selfBound: LoopBound<HTTP1ClientConnection>?
+    /// The exchange this connection was opened for alone (a stale-connection retry), if any.
+    var dedicatedTo: NativeExchange?
+    /// Whether the pool counts it among the connections being opened for its wait queue.
+    var countsAsConnecting = false
+
+    var state = State.initial
+    var socket: Socket?
+    var tls: TLSClientSession?
+    private var interest = EventLoop.Interest.none
+    private var addresses: [SocketAddress] = []
+    private var addressIndex = 0
+    private var lastConnectError: SocketError?
+    var connectDeadline: UInt64 = 0
+
+    /// The exchange in progress, if any.
+    var exchange: NativeExchange?
+    /// Responses completed on this connection; above 0 the connection counts as reused.
+    var completedExchanges = 0
+    /// When it last went back to the pool's idle list.
+    var idleSince: UInt64 = 0
+    /// The last time bytes moved in either direction.
+    var lastProgress: UInt64 = 0
+    var watchdog: EventLoop.Timer?
+    var watchdogDeadline: UInt64 = 0
+
+    // Response state of the current exchange.
+    var parser: ResponseHeadParser
+    var decoder = BodyDecoder(framing: .none)
+    var contentDecoder: ContentDecoder?
+    var responsePhase = ResponsePhase.head
+    var receivedResponseBytes = false
+    var keepAlive = true
+    var closeDelimited = false
+    var declaredLength: Int64?
+
+    // Request writing state of the current exchange.
+    var writeOffset = 0
+    var bodyOffset = 0
+    var bytesSent = 0
+    var writeComplete = true
+    var writeClosed = false
+    /// Ciphertext waiting to be written (TLS only).
+    var cipherOut: [UInt8] = []
+    var cipherOffset = 0
+
+    /// Creates a connection that is not connected yet; call ``establish()``.
+    init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?) {
+        self.key = key
+        self.loop = loop
+        self.settings = settings
+        self.tlsContext = tlsContext
+        self.parser = ResponseHeadParser(limits: settings.limits)
+    }
+
+    /// Whether the connection can carry a new exchange.
+    var isIdleAndOpen: Bool { state == .ready && exchange == nil }
+
+    // MARK: - Establishing
+
+    /// Resolves the host (off the loop unless it is a numeric literal), then connects.
+    func establish() {
+        state = .resolving
+        let now = EventLoop.now()
+        connectDeadline = now &+ settings.connectTimeout
+        armWatchdog(deadline: connectDeadline)
+        if let literal = SocketAddress(ip: key.host, port: key.port) {
+            addresses = [literal]
+            connectNext()
+            return
+        }
+        guard let selfBound else { return }
+        Resolver().resolve(host: key.host, port: key.port, on: loop) { result in
+            selfBound.value.resolved(result)
+        }
+    }
+
+    private func resolved(_ result: Result<[SocketAddress], SocketError>) {
+        guard state == .resolving else { return }
+        switch result {
+        case .success(let list):
+            addresses = list
+            connectNext()
+        case .failure(let error):
+            failEstablishment(NativeErrors.connect(error, key: key))
+        }
+    }
+
+    /// Tries the next resolved address; fails when none is left.
+    private func connectNext() {
+        state = .connecting
+        while addressIndex < addresses.count {
+            let address = addresses[addressIndex]
+            addressIndex += 1
+            let socket: Socket
+            let result: Socket.ConnectResult
+            do {
+                (socket, result) = try Socket.connect(to: address)
+            } catch {
+                lastConnectError = error
+                continue
+            }
+            do {
+                try loop.register(fd: socket.descriptor, interest: .writable) { [self] readiness in
+                    self.handle(readiness)
+                }
+            } catch {
+                socket.close()
+                lastConnectError = error
+                continue
+            }
+            self.socket = socket
+            interest = .writable
+            if result == .connected { connected() }
+            return
+        }
+        let error = lastConnectError ?? SocketError(operation: "connect", message: "no address to connect to")
+        failEstablishment(NativeErrors.connect(error, key: key))
+    }
+
+    private func connectFinished() {
+        guard let socket else { return }
+        do {
+            try socket.finishConnect()
+        } catch {
+            lastConnectError = error
+            releaseSocket()
+            connectNext()
+            return
+        }
+        connected()
+    }
+
+    private func connected() {
+        try? socket?.setNoDelay()
+        if let tlsContext {
+            startTLS(tlsContext)
+        } else {
+            becomeReady()
+        }
+    }
+
+    /// The connection is usable: hand it to the pool.
+    func becomeReady() {
+        state = .ready
+        setInterest(.readable)
+        lastProgress = EventLoop.now()
+        pool?.connectionReady(self)
+    }
+
+    // MARK: - Readiness
+
+    /// Dispatches a readiness event from the loop.
+    private func handle(_ readiness: EventLoop.Readiness) {
+        switch state {
+        case .connecting:
+            connectFinished()
+        case .handshaking:
+            if readiness.contains(.writable) { flush() }
+            if state == .handshaking, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
+        case .ready:
+            if readiness.contains(.writable) { flush() }
+            if state == .ready, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
+        case .initial, .resolving, .closed:
+            break
+        }
+    }
+
+    /// Changes the epoll interest when it differs.
+    func setInterest(_ wanted: EventLoop.Interest) {
+        guard wanted != interest, let socket else { return }
+        do {
+            try loop.modify(fd: socket.descriptor, interest: wanted)
+            interest = wanted
+        } catch {
+            fail(NativeErrors.io(error))
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Fails an establishment (resolve, connect, handshake) with `error`.
+    func failEstablishment(_ error: HTTPConnectionError) {
+        guard state != .closed else { return }
+        let pool = tearDown()
+        pool?.connectionClosed(self, establishmentError: error)
+    }
+
+    /// Closes the connection. A TLS session first sends close_notify when `graceful`.
+    func close(graceful: Bool = false) {
+        guard state != .closed else { return }
+        if graceful, state == .ready, let tls, let socket {
+            tls.close()
+            if let bytes = tls.takeCiphertext() {
+                _ = bytes.withUnsafeBytes { buffer in Result { () throws(SocketError) in try socket.write(buffer) } }
+            }
+        }
+        let wasReady = state == .ready
+        let pool = tearDown()
+        pool?.connectionClosed(self, establishmentError: wasReady ? nil : .cannotConnect.with(detail: "closed while connecting to \(key)"))
+    }
+
+    /// Releases everything the connection holds; returns the pool to notify.
+    private func tearDown() -> HostPool? {
+        state = .closed
+        releaseSocket()
+        watchdog?.cancel()
+        watchdog = nil
+        watchdogDeadline = 0
+        tls = nil
+        contentDecoder = nil
+        cipherOut = []
+        selfBound = nil
+        let pool = self.pool
+        self.pool = nil
+        return pool
+    }
+
+    private func releaseSocket() {
+        guard let socket else { return }
+        loop.deregister(fd: socket.descriptor)
+        socket.close()
+        self.socket = nil
+        interest = .none
+    }
+}

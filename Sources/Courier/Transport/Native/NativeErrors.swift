@@ -1,0 +1,62 @@
+import CourierHTTP1
+import CourierTLS
+import CourierWire
+
+/// Turns the errors of the wire, HTTP/1.1 and TLS layers into Courier's one error type, keeping
+/// the original as ``HTTPConnectionError/underlying``.
+enum NativeErrors {
+    /// A failed name lookup or connect.
+    static func connect(_ error: SocketError, key: NativePoolKey) -> HTTPConnectionError {
+        if error.isResolutionFailure {
+            return .cannotResolveHost.with(detail: "\(key.host): \(error.message)", underlying: error)
+        }
+        return .cannotConnect.with(detail: "\(key): \(error.message)", underlying: error)
+    }
+
+    /// A malformed or oversized response, or a body that could not be decoded.
+    static func http(_ error: HTTP1Error) -> HTTPConnectionError {
+        if error == .headTooLarge || error == .tooManyFields {
+            return .headTooLarge.with(detail: error.description, underlying: error)
+        }
+        if error == .decompressionFailed || error == .decompressionLimitExceeded {
+            return .decompressionFailed.with(detail: error.description, underlying: error)
+        }
+        if error == .truncatedBody {
+            return .connectionLost.with(detail: error.description, underlying: error)
+        }
+        return .badResponse.with(detail: error.description, underlying: error)
+    }
+
+    /// A failed TLS handshake or session.
+    static func tls(_ error: TLSError) -> HTTPConnectionError {
+        let kind: HTTPConnectionError
+        if error == .untrustedCertificate || error == .invalidCertificate {
+            kind = .untrustedCertificate
+        } else if error == .expiredCertificate || error == .notYetValidCertificate {
+            kind = .expiredCertificate
+        } else if error == .hostnameMismatch {
+            kind = .hostnameMismatch
+        } else if error == .pinMismatch {
+            kind = .pinMismatch
+        } else {
+            kind = .tlsFailed
+        }
+        return kind.with(detail: error.description, underlying: error)
+    }
+
+    /// A read or write failed on an established connection.
+    static func io(_ error: SocketError) -> HTTPConnectionError {
+        .connectionLost.with(detail: error.description, underlying: error)
+    }
+
+    /// The body passed the request's maximum size.
+    static func bodyTooLarge(limit: Int, declared: Int? = nil) -> HTTPConnectionError {
+        if let declared {
+            return .bodyTooLarge.with(detail: "the declared length \(declared) exceeds the limit of \(limit) bytes")
+        }
+        return .bodyTooLarge.with(detail: "the body exceeds the limit of \(limit) bytes")
+    }
+
+    /// The transport was shut down before or while the request ran.
+    static let shutDown = HTTPConnectionError.cancelled.with(detail: "the transport was shut down")
+}

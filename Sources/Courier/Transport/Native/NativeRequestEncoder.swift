@@ -1,0 +1,114 @@
+import Foundation
+
+/// Writes a request head (and a small body) in HTTP/1.1 wire form, in one buffer, so that it
+/// goes out in one system call.
+///
+/// The transport frames bodies itself: a `Content-Length` or `Transfer-Encoding` given by the
+/// caller is replaced by the body's real length. CR, LF and NUL in any name or value become
+/// spaces, so a bad value can never inject a field (the pipeline already rejects them).
+enum NativeRequestEncoder {
+    /// The `User-Agent` sent unless a request sets its own.
+    static let userAgent = "Courier/\(NativeTransport.version)"
+    /// Bodies up to this size are copied behind the head; larger ones are written from their own storage.
+    static let inlineBodyLimit = 64 * 1024
+
+    /// Encodes `request`.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - target: its parsed URL.
+    ///   - acceptEncoding: whether to add `Accept-Encoding: gzip, deflate` when absent.
+    /// - Returns: the head, followed by the body when it is small (`bodyInlined`).
+    static func encode(_ request: TransportRequest, target: NativeRequestTarget,
+                       acceptEncoding: Bool) -> (wire: [UInt8], bodyInlined: Bool) {
+        let body = request.body
+        let inline = body.count <= inlineBodyLimit
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + target.path.utf8.count + request.headers.count * 40 + (inline ? body.count : 0))
+        append(request.method.rawValue, to: &bytes)
+        bytes.append(0x20)
+        append(target.path, to: &bytes)
+        appendLiteral(" HTTP/1.1\r\nHost: ", to: &bytes)
+        var hasUserAgent = false
+        var hasAcceptEncoding = false
+        if let host = request.headers["Host"] {
+            append(host, to: &bytes)
+        } else {
+            append(target.hostField, to: &bytes)
+        }
+        bytes.append(0x0D)
+        bytes.append(0x0A)
+        for field in request.headers {
+            switch classify(field.name) {
+            case .host, .framing: continue
+            case .userAgent: hasUserAgent = true
+            case .acceptEncoding: hasAcceptEncoding = true
+            case .other: break
+            }
+            append(field.name, to: &bytes)
+            bytes.append(0x3A)
+            bytes.append(0x20)
+            append(field.value, to: &bytes)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        if !hasUserAgent {
+            appendLiteral("User-Agent: ", to: &bytes)
+            append(userAgent, to: &bytes)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        if acceptEncoding && !hasAcceptEncoding {
+            appendLiteral("Accept-Encoding: gzip, deflate\r\n", to: &bytes)
+        }
+        if !body.isEmpty || sendsEmptyLength(request.method) {
+            appendLiteral("Content-Length: ", to: &bytes)
+            append(String(body.count), to: &bytes)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        bytes.append(0x0D)
+        bytes.append(0x0A)
+        if inline && !body.isEmpty {
+            bytes.append(contentsOf: body)
+        }
+        return (bytes, inline)
+    }
+
+    /// Whether a method announces an empty body with `Content-Length: 0` (RFC 9110 §8.6).
+    private static func sendsEmptyLength(_ method: HTTPRequest.Method) -> Bool {
+        switch method.rawValue {
+        case "POST", "PUT", "PATCH": true
+        default: false
+        }
+    }
+
+    private enum FieldKind { case host, framing, userAgent, acceptEncoding, other }
+
+    /// Recognises the fields the encoder writes itself, without allocating.
+    private static func classify(_ name: String) -> FieldKind {
+        switch name.utf8.count {
+        case 4 where HTTPHeaders.sameName(name, "Host"): .host
+        case 10 where HTTPHeaders.sameName(name, "User-Agent"): .userAgent
+        case 14 where HTTPHeaders.sameName(name, "Content-Length"): .framing
+        case 15 where HTTPHeaders.sameName(name, "Accept-Encoding"): .acceptEncoding
+        case 17 where HTTPHeaders.sameName(name, "Transfer-Encoding"): .framing
+        default: .other
+        }
+    }
+
+    /// Appends text, turning CR, LF and NUL into spaces.
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(contentsOf: text.utf8)
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x0D || byte == 0x0A || byte == 0 { bytes[index] = 0x20 }
+            index &+= 1
+        }
+    }
+
+    private static func appendLiteral(_ text: StaticString, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+}

@@ -1,0 +1,25 @@
+import CourierHTTP1
+
+/// The configuration in the form the loop-side code uses: nanoseconds and parser limits.
+struct NativeSettings: Sendable {
+    let maxConnectionsPerHost: Int
+    /// Nanoseconds.
+    let idleTimeout: UInt64
+    /// Nanoseconds.
+    let connectTimeout: UInt64
+    let decompression: Bool
+    let maxDecompressedBytes: Int
+    let maxDecompressionRatio: Int
+    let limits: HTTP1Limits
+
+    init(_ configuration: NativeTransport.Configuration) {
+        maxConnectionsPerHost = max(configuration.maxConnectionsPerHost, 1)
+        idleTimeout = configuration.idleTimeout.nativeNanoseconds
+        connectTimeout = configuration.connectTimeout.nativeNanoseconds
+        decompression = configuration.decompression
+        maxDecompressedBytes = max(configuration.maxDecompressedBytes, 0)
+        maxDecompressionRatio = configuration.maxDecompressionRatio
+        limits = HTTP1Limits(maxHeadBytes: max(configuration.maxHeadBytes, 256),
+                             maxFieldCount: max(configuration.maxHeaderFields, 1))
+    }
+}

@@ -1,0 +1,66 @@
+extension NativeTransport {
+    /// The settings of a ``NativeTransport``, fixed when it is created.
+    public struct Configuration: Sendable {
+        /// The most connections open at once to one (scheme, host, port). Requests beyond it wait
+        /// in a first-in, first-out queue. Default: 8. Values below 1 count as 1.
+        public var maxConnectionsPerHost: Int
+        /// How long a pooled keep-alive connection may sit unused before it is closed.
+        /// Default: 60 seconds.
+        public var idleTimeout: Duration
+        /// The longest a TCP connect (and TLS handshake) may take. Default: 10 seconds. A request's
+        /// own timeout also bounds the time it waits for a connection.
+        public var connectTimeout: Duration
+        /// How servers are verified over `https`. Default: ``TLSOptions/init(trustRoots:pins:minimumVersion:verifiesCertificateChain:verifiesHostname:)``
+        /// with its defaults (system trust store, TLS 1.2 or newer, chain and host name checks).
+        public var tls: TLSOptions
+        /// Whether `gzip` and `deflate` response bodies are decoded, and `Accept-Encoding: gzip,
+        /// deflate` is sent (unless a request sets its own). Default: `true`.
+        public var decompression: Bool
+        /// The most decoded bytes one compressed body may expand to. Default: 64 MiB.
+        public var maxDecompressedBytes: Int
+        /// The largest ratio of decoded to encoded bytes, checked once a body has expanded past
+        /// 64 KiB, which stops compression bombs early; 0 disables the check. Default: 100.
+        public var maxDecompressionRatio: Int
+        /// The largest response head (status line and fields) in bytes. Default: 65,536.
+        public var maxHeadBytes: Int
+        /// The most header fields in a response head, and in a chunked body's trailers. Default: 100.
+        public var maxHeaderFields: Int
+        /// How many event-loop threads drive the connections. Each host's pool lives on one loop.
+        /// Default: 1, which measured fastest on small machines; raise it for many busy hosts.
+        public var loopCount: Int
+
+        /// Creates a configuration; every parameter has the default documented on its property.
+        /// - Parameters:
+        ///   - maxConnectionsPerHost: connections per (scheme, host, port). Default: 8.
+        ///   - idleTimeout: how long an unused pooled connection stays open. Default: 60 s.
+        ///   - connectTimeout: the longest a connect and TLS handshake may take. Default: 10 s.
+        ///   - tls: how servers are verified. Default: `TLSOptions()`.
+        ///   - decompression: decode gzip and deflate bodies. Default: `true`.
+        ///   - maxDecompressedBytes: the most decoded bytes per body. Default: 64 MiB.
+        ///   - maxDecompressionRatio: the largest decoded-to-encoded ratio. Default: 100.
+        ///   - maxHeadBytes: the largest response head. Default: 65,536 bytes.
+        ///   - maxHeaderFields: the most fields in a response head. Default: 100.
+        ///   - loopCount: the number of event-loop threads. Default: 1.
+        public init(maxConnectionsPerHost: Int = 8,
+                    idleTimeout: Duration = .seconds(60),
+                    connectTimeout: Duration = .seconds(10),
+                    tls: TLSOptions = TLSOptions(),
+                    decompression: Bool = true,
+                    maxDecompressedBytes: Int = 64 << 20,
+                    maxDecompressionRatio: Int = 100,
+                    maxHeadBytes: Int = 65_536,
+                    maxHeaderFields: Int = 100,
+                    loopCount: Int = 1) {
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.idleTimeout = idleTimeout
+            self.connectTimeout = connectTimeout
+            self.tls = tls
+            self.decompression = decompression
+            self.maxDecompressedBytes = maxDecompressedBytes
+            self.maxDecompressionRatio = maxDecompressionRatio
+            self.maxHeadBytes = maxHeadBytes
+            self.maxHeaderFields = maxHeaderFields
+            self.loopCount = loopCount
+        }
+    }
+}

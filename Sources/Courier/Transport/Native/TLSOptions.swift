@@ -1,0 +1,95 @@
+import CourierTLS
+import Foundation
+
+/// How Courier's native transport verifies the servers it talks to over `https`.
+///
+/// The defaults are the safe ones: the system trust store, TLS 1.2 or newer, certificate chain
+/// and host name verification, and no pins. Every certificate failure ends a request with its
+/// own ``HTTPConnectionError`` kind: ``HTTPConnectionError/untrustedCertificate``,
+/// ``HTTPConnectionError/expiredCertificate``, ``HTTPConnectionError/hostnameMismatch`` or
+/// ``HTTPConnectionError/pinMismatch``.
+///
+/// ```swift
+/// let tls = TLSOptions(trustRoots: .systemPlus(pem: companyCA), pins: [.publicKeySHA256(pin)])
+/// let transport = NativeTransport(configuration: .init(tls: tls))
+/// ```
+public struct TLSOptions: Sendable, Hashable {
+    /// Which certificate authorities are trusted to sign server certificates.
+    public enum TrustRoots: Sendable, Hashable {
+        /// The system trust store (on Debian and Ubuntu `/etc/ssl/certs`), honouring
+        /// `SSL_CERT_FILE` and `SSL_CERT_DIR`.
+        case system
+        /// Only the certificates in this PEM bundle (one or more `-----BEGIN CERTIFICATE-----`
+        /// blocks); the system store is not used.
+        case pem(Data)
+        /// The system trust store plus the certificates in this PEM bundle.
+        case systemPlus(pem: Data)
+    }
+
+    /// A pin on the server's leaf certificate. When pins are given, at least one must match or
+    /// the request fails with ``HTTPConnectionError/pinMismatch``.
+    public enum Pin: Sendable, Hashable {
+        /// The SHA-256 digest (32 bytes) of the leaf certificate's DER encoding.
+        case certificateSHA256(Data)
+        /// The SHA-256 digest (32 bytes) of the leaf certificate's DER-encoded
+        /// SubjectPublicKeyInfo; it survives a renewal with the same key.
+        case publicKeySHA256(Data)
+    }
+
+    /// The oldest TLS version accepted. Versions older than 1.2 are never offered.
+    public enum MinimumVersion: Sendable, Hashable {
+        /// TLS 1.2 (the default).
+        case tls1_2
+        /// TLS 1.3.
+        case tls1_3
+    }
+
+    /// The certificate authorities to trust. Default: ``TrustRoots/system``.
+    public var trustRoots: TrustRoots
+    /// Pins on the leaf certificate; any match passes. Default: none.
+    public var pins: [Pin]
+    /// The oldest protocol version to accept. Default: ``MinimumVersion/tls1_2``.
+    public var minimumVersion: MinimumVersion
+    /// Whether the certificate chain must verify against ``trustRoots``. Default: `true`.
+    /// Turning it off accepts any certificate: pair it with ``pins`` for a self-signed server.
+    public var verifiesCertificateChain: Bool
+    /// Whether the certificate must name the host of the URL. Default: `true`.
+    public var verifiesHostname: Bool
+
+    /// Creates TLS options.
+    /// - Parameters:
+    ///   - trustRoots: the trusted certificate authorities. Default: `.system`.
+    ///   - pins: pins on the leaf certificate. Default: `[]`.
+    ///   - minimumVersion: the oldest acceptable version. Default: `.tls1_2`.
+    ///   - verifiesCertificateChain: verify the chain. Default: `true`.
+    ///   - verifiesHostname: verify the host name. Default: `true`.
+    public init(trustRoots: TrustRoots = .system, pins: [Pin] = [], minimumVersion: MinimumVersion = .tls1_2,
+                verifiesCertificateChain: Bool = true, verifiesHostname: Bool = true) {
+        self.trustRoots = trustRoots
+        self.pins = pins
+        self.minimumVersion = minimumVersion
+        self.verifiesCertificateChain = verifiesCertificateChain
+        self.verifiesHostname = verifiesHostname
+    }
+
+    /// The same settings in CourierTLS's terms.
+    var tlsConfiguration: TLSConfiguration {
+        let roots: TLSConfiguration.TrustRoots = switch trustRoots {
+        case .system: .system
+        case .pem(let pem): .pem(pem)
+        case .systemPlus(let pem): .systemPlus(pem: pem)
+        }
+        let pins = pins.map { pin -> TLSConfiguration.CertificatePin in
+            switch pin {
+            case .certificateSHA256(let digest): .certificateSHA256(digest)
+            case .publicKeySHA256(let digest): .publicKeySHA256(digest)
+            }
+        }
+        return TLSConfiguration(trustRoots: roots,
+                                minimumVersion: minimumVersion == .tls1_3 ? .tls1_3 : .tls1_2,
+                                verifyCertificate: verifiesCertificateChain,
+                                verifyHostname: verifiesHostname,
+                                pins: pins,
+                                applicationProtocols: ["http/1.1"])
+    }
+}
