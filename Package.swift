@@ -9,6 +9,9 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
+        .library(name: "ChatCave", targets: ["ChatCave"]),
+        .library(name: "ChatCaveServer", targets: ["ChatCaveServer"]),
+        .executable(name: "chatcave", targets: ["chatcave"]),
     ],
     targets: [
         // System C libraries (libssl-dev, zlib1g-dev).
@@ -29,12 +32,20 @@ let package = Package(
         .target(name: "HTTPServerCore", dependencies: ["CourierWire", "CourierHTTP1"]),
         // A loopback HTTP server that misbehaves on demand, for Courier's tests and its users'.
         .target(name: "CourierTestServer", dependencies: ["HTTPServerCore"]),
+        // The ChatCave chat client, layered on Courier.
+        .target(name: "ChatCave", dependencies: ["Courier"]),
+        // The reference ChatCave server, on the neutral server core.
+        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierTLS"]),
+        // The command-line program: serve, demo, and client commands.
+        .executableTarget(name: "chatcave", dependencies: ["ChatCave", "ChatCaveServer"]),
 
         .testTarget(name: "CourierWireTests", dependencies: ["CourierWire"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CourierHTTP1"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"]),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"]),
+        .testTarget(name: "ChatCaveTests", dependencies: ["ChatCave", "ChatCaveServer"]),
+        .testTarget(name: "ChatCaveServerTests", dependencies: ["ChatCaveServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

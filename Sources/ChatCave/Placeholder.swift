@@ -1,0 +1,1 @@
+// Placeholder: the ChatCave module arrives with the ChatCave issue.

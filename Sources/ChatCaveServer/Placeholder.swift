@@ -1,0 +1,1 @@
+// Placeholder: the ChatCaveServer module arrives with the ChatCave issue.

@@ -1,0 +1,1 @@
+print("chatcave: not built yet")
