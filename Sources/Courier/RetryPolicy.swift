@@ -10,8 +10,8 @@ import Foundation
 /// the connection was lost before a response, a pooled connection was stale, the connect failed,
 /// or the status is 408, 429, 500, 502, 503 or 504. Cancellation, certificate failures and other
 /// 4xx statuses are never retried. A `Retry-After` header (seconds or an HTTP date) replaces the
-/// backoff delay; a wait that would pass the request's deadline is not made, and the last
-/// failure is reported at once.
+/// backoff delay. The request's deadline caps every wait: a request whose deadline passes while
+/// it waits fails with ``HTTPConnectionError/deadlineExceeded`` at that moment.
 public struct RetryPolicy: Sendable {
     enum Strategy: Sendable {
         case never

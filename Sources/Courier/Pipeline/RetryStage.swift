@@ -1,7 +1,9 @@
 /// Retries failed attempts as the request's ``RetryPolicy`` decides.
 ///
 /// Cancellation, a passed deadline and certificate failures are never retried, whatever the
-/// policy. When attempts run out, the last failure is what the request reports.
+/// policy. When attempts run out, the last failure is what the request reports. The request's
+/// deadline caps every wait: when it passes during a backoff, the request ends at once with
+/// ``HTTPConnectionError/deadlineExceeded`` (the request task cancels this stage).
 struct RetryStage: PipelineStage {
     let clock: any RequestClock
 
@@ -28,9 +30,6 @@ struct RetryStage: PipelineStage {
             if let response = attempt.response,
                let asked = RetryAfter.delay(response.headers["Retry-After"], now: clock.now()) {
                 delay = asked
-            }
-            if let deadline = context.deadline, ContinuousClock.now + delay >= deadline {
-                return try result.get()  // the wait would outlast the deadline: report the failure now
             }
             let reason = attempt.error ?? attempt.response.map { HTTPConnectionError.unacceptableStatus($0) } ?? .transportFailed
             context.events.willRetry(attempt: number + 1, after: delay, reason: reason)
