@@ -1,0 +1,81 @@
+import Courier
+import CourierTestServer
+import Foundation
+import Synchronization
+
+/// The transports every integration test runs against.
+enum TransportUnderTest: String, CaseIterable, CustomStringConvertible, Sendable {
+    case urlSession
+    case native
+
+    var description: String { rawValue }
+
+    /// A fresh transport instance, so tests do not share pools.
+    func make() -> any Transport {
+        switch self {
+        case .urlSession: URLSessionTransport()
+        case .native: NativeTransport()
+        }
+    }
+}
+
+/// Makes a connection to a test server over the given transport.
+func makeConnection(_ server: TestServer, _ transport: TransportUnderTest,
+                    timeout: Duration? = .seconds(10)) -> HTTPConnection {
+    HTTPConnection(baseURL: server.baseURL,
+                   configuration: .init(timeout: timeout, transport: transport.make()))
+}
+
+/// The JSON the test server's `/echo` route answers with.
+struct Echo: Decodable, Sendable {
+    let method: String
+    let path: String
+    let query: String
+    let headers: [[String]]
+    let body: String
+    let bodyLength: Int
+    let connection: Int
+    let request: Int
+
+    /// The first value of a header, by case-insensitive name.
+    func header(_ name: String) -> String? {
+        headers.first { $0.first?.lowercased() == name.lowercased() }?.last
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+/// The number of file descriptors this process has open.
+func openFileDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// A URL on which nothing listens (a port that was just free).
+func refusedURL() -> URL {
+    URL(string: "http://127.0.0.1:1/")!
+}
+
+/// A weak reference that can be read from any task, to check that objects are freed.
+final class WeakReference<Object: AnyObject & Sendable>: Sendable {
+    private struct Box: @unchecked Sendable {  // only a weak pointer to a Sendable object
+        weak var object: Object?
+    }
+
+    private let box = Mutex(Box())
+
+    init() {}
+
+    var value: Object? {
+        get { box.withLock { $0.object } }
+        set { box.withLock { $0.object = newValue } }
+    }
+}
