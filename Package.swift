@@ -36,15 +36,17 @@ let package = Package(
         .target(name: "ChatCave", dependencies: ["Courier"]),
         // The reference ChatCave server, on the neutral server core.
         .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierTLS"]),
+        // The command-line program's commands and demo, as a library so that tests can run them in-process.
+        .target(name: "ChatCaveCLI", dependencies: ["Courier", "ChatCave", "ChatCaveServer"]),
         // The command-line program: serve, demo, and client commands.
-        .executableTarget(name: "chatcave", dependencies: ["ChatCave", "ChatCaveServer"]),
+        .executableTarget(name: "chatcave", dependencies: ["ChatCaveCLI"]),
 
         .testTarget(name: "CourierWireTests", dependencies: ["CourierWire"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CourierHTTP1"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"]),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"]),
-        .testTarget(name: "ChatCaveTests", dependencies: ["ChatCave", "ChatCaveServer"]),
+        .testTarget(name: "ChatCaveTests", dependencies: ["Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
         .testTarget(name: "ChatCaveServerTests", dependencies: ["ChatCaveServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,1 +1,6 @@
-print("chatcave: not built yet")
+import ChatCaveCLI
+import Foundation
+
+// `chatcave <command> [options]`: see `chatcave --help`.
+let status = await ChatCaveCommandLine.run(Array(CommandLine.arguments.dropFirst()))
+exit(status)

@@ -1,1 +1,0 @@
-// Placeholder: the ChatCave module arrives with the ChatCave issue.

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The `chatcave` program: `demo`, `serve`, and the client commands, with hand-written
+/// argument parsing.
+///
+/// Every command answers `--help`. Exit codes: 0 for success, 1 when the command failed
+/// (the server refused, the network failed), 2 for a usage mistake.
+public enum ChatCaveCommandLine {
+    /// The exit code of a successful command.
+    public static let success: Int32 = 0
+    /// The exit code of a command that failed.
+    public static let failure: Int32 = 1
+    /// The exit code of a usage mistake.
+    public static let usageError: Int32 = 2
+
+    /// Runs one command line.
+    /// - Parameters:
+    ///   - arguments: the arguments after the program's name, e.g. `["say", "Lobby", "hi"]`.
+    ///   - environment: the environment (`CHATCAVE_SERVER`, `CHATCAVE_NAME`, `CHATCAVE_PASSWORD`,
+    ///     `CHATCAVE_HOME`, `PORT`, `HOME`); the process's by default.
+    ///   - output: where to write; standard output and error by default.
+    /// - Returns: the exit code.
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           output: CommandOutput = .standard) async -> Int32 {
+        guard let name = arguments.first else {
+            output.error(usage)
+            return usageError
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch name {
+            case "-h", "--help", "help":
+                output.line(usage)
+                return success
+            case "demo":
+                return try await DemoCommand.run(rest, output: output)
+            case "serve":
+                return try await ServeCommand.run(rest, environment: environment, output: output)
+            default:
+                guard let command = ClientCommand(rawValue: name) else {
+                    throw CommandArguments.UsageError(description: "unknown command '\(name)'")
+                }
+                return try await command.run(rest, environment: environment, output: output)
+            }
+        } catch let error as CommandArguments.UsageError {
+            output.error("chatcave: \(error)")
+            let known = ClientCommand(rawValue: name) != nil || name == "demo" || name == "serve"
+            output.error("Run 'chatcave \(known ? name + " " : "")--help' for usage.")
+            return usageError
+        } catch {
+            output.error("chatcave \(name): \(error)")
+            return failure
+        }
+    }
+
+    /// The program's usage text.
+    public static let usage = """
+        chatcave — the ChatCave chat service: a demo, the reference server, and a client
+
+        USAGE: chatcave <command> [options]
+
+        COMMANDS:
+          demo                    a scripted conversation on an embedded server (a few seconds)
+          serve                   run the reference server
+          signup                  create an account and sign in
+          signin                  sign in
+          signout                 sign out and forget the saved session
+          rooms                   list the chatrooms
+          create <name>           create a chatroom
+          join <room>             join a chatroom (its id or its name)
+          leave <room>            leave a chatroom
+          say <room> <text...>    post a message
+          tail <room>             print new messages until interrupted (Ctrl-C)
+          delete <room>           delete an empty chatroom
+
+        CLIENT OPTIONS:
+          --server URL            the server (or CHATCAVE_SERVER); http://127.0.0.1:3000 by default
+          --name NAME             the user name (or CHATCAVE_NAME)
+          --password PASSWORD     the password (or CHATCAVE_PASSWORD); prompted for when needed
+
+        The signed-in user is remembered in $CHATCAVE_HOME/session.json (~/.chatcave by default), mode 0600.
+        Run 'chatcave <command> --help' for the options of one command.
+        """
+}

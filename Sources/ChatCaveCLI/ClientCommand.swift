@@ -1,0 +1,131 @@
+import ChatCave
+import Foundation
+
+/// The client commands: `signup signin signout rooms create join leave say tail delete`.
+///
+/// The server comes from `--server` or `CHATCAVE_SERVER` (else `http://127.0.0.1:3000`); the
+/// name and password from `--name`/`--password` or `CHATCAVE_NAME`/`CHATCAVE_PASSWORD`, else
+/// a prompt when standard input is a terminal. The signed-in user is remembered in a 0600
+/// session file; when the server refuses its key, the service asks for the name and password
+/// (the re-authentication queue) and the file is updated.
+enum ClientCommand: String, CaseIterable, Sendable {
+    case signup, signin, signout, rooms, create, join, leave, say, tail, delete
+
+    /// The usage line and description of the command.
+    var usage: String {
+        let (synopsis, summary) = switch self {
+        case .signup: ("signup [--name NAME] [--password PASSWORD]", "Creates an account and signs in as it.")
+        case .signin: ("signin [--name NAME] [--password PASSWORD]", "Signs in and remembers the session.")
+        case .signout: ("signout", "Signs out (the server retires the API key) and forgets the session.")
+        case .rooms: ("rooms", "Lists the chatrooms with their ids and chatters.")
+        case .create: ("create <name>", "Creates a chatroom.")
+        case .join: ("join <room>", "Joins a chatroom, given by id or name.")
+        case .leave: ("leave <room>", "Leaves a chatroom, given by id or name.")
+        case .say: ("say <room> <text...>", "Posts a message to a chatroom.")
+        case .tail: ("tail <room> [--interval SECONDS]", "Prints the room's messages, then new ones as they arrive, until Ctrl-C.")
+        case .delete: ("delete <room>", "Deletes an empty chatroom.")
+        }
+        return """
+            USAGE: chatcave \(synopsis) [--server URL]
+
+            \(summary)
+
+            OPTIONS:
+              --server URL          the server (or CHATCAVE_SERVER); http://127.0.0.1:3000 by default
+              --name NAME           the user name (or CHATCAVE_NAME), when a sign-in is needed
+              --password PASSWORD   the password (or CHATCAVE_PASSWORD); prompted for when needed
+            """
+    }
+
+    private var positionalRange: (Int, Int?) {
+        switch self {
+        case .signup, .signin, .signout, .rooms: (0, 0)
+        case .create, .join, .leave, .tail, .delete: (1, 1)
+        case .say: (2, nil)
+        }
+    }
+
+    /// Runs the command.
+    /// - Returns: the exit code.
+    /// - Throws: ``CommandArguments/UsageError`` for a usage mistake.
+    func run(_ arguments: [String], environment: [String: String], output: CommandOutput) async throws -> Int32 {
+        let parsed = try CommandArguments(arguments, valueOptions: ["server", "name", "password", "interval"])
+        if parsed.wantsHelp {
+            output.line(usage)
+            return ChatCaveCommandLine.success
+        }
+        let (minimum, maximum) = positionalRange
+        try parsed.requirePositionals(minimum, maximum, usage: usage.split(separator: "\n").first.map(String.init) ?? rawValue)
+        if parsed[option: "interval"] != nil, self != .tail {
+            throw CommandArguments.UsageError(description: "unknown option '--interval'")
+        }
+        let client = try ClientContext(arguments: parsed, environment: environment, output: output)
+        defer { client.finish() }
+        do {
+            try await perform(parsed.positionals, client: client, arguments: parsed)
+            return ChatCaveCommandLine.success
+        } catch let error as ChatCaveError {
+            output.error("chatcave \(rawValue): \(Self.explain(error))")
+            return ChatCaveCommandLine.failure
+        }
+    }
+
+    private func perform(_ positionals: [String], client: ClientContext, arguments: CommandArguments) async throws {
+        let service = client.service
+        let output = client.output
+        switch self {
+        case .signup, .signin:
+            let credentials = try await client.credentials()
+            let user = self == .signup ? try await service.signUp(name: credentials.name, password: credentials.password)
+                : try await service.signIn(name: credentials.name, password: credentials.password)
+            output.line("Signed \(self == .signup ? "up" : "in") as \(user.name) (id \(user.id)) on \(service.serverURL.absoluteString).")
+        case .signout:
+            defer { client.forgetSession() }
+            try await service.signOut()
+            output.line("Signed out.")
+        case .rooms:
+            let rooms = try await service.fetchChatrooms()
+            if rooms.isEmpty { output.line("No chatrooms yet. Create one: chatcave create <name>") }
+            for room in rooms {
+                let names = room.chatters.map(\.name).joined(separator: ", ")
+                output.line("\(room.name)  [\(room.id)]  \(room.chatters.isEmpty ? "empty" : names)")
+            }
+        case .create:
+            let room = try await service.createChatroom(named: positionals[0])
+            output.line("Created \(room.name) [\(room.id)].")
+        case .join:
+            let room = try await client.room(positionals[0])
+            let chatters = try await service.join(id: room.id)
+            output.line("Joined \(room.name): \(chatters.map(\.name).joined(separator: ", ")).")
+        case .leave:
+            let room = try await client.room(positionals[0])
+            try await service.leave(id: room.id)
+            output.line("Left \(room.name).")
+        case .say:
+            let room = try await client.room(positionals[0])
+            let message = try await service.postMessage(text: positionals.dropFirst().joined(separator: " "), to: room.id)
+            output.line(MessageFormatter.line(for: message))
+        case .delete:
+            let room = try await client.room(positionals[0])
+            let remaining = try await service.deleteChatroom(id: room.id)
+            output.line("Deleted \(room.name); \(remaining.count) room\(remaining.count == 1 ? "" : "s") left.")
+        case .tail:
+            let room = try await client.room(positionals[0])
+            try await TailCommand.run(room: room, service: service, arguments: arguments, output: output)
+        }
+    }
+
+    /// A sentence for a failure, in the CLI's words.
+    static func explain(_ error: ChatCaveError) -> String {
+        switch error {
+        case .notAuthorized: "not signed in, or the name and password were refused (try: chatcave signin)"
+        case .forbidden: "forbidden: you may only act as yourself"
+        case .notFound: "not found (run 'chatcave rooms' to see the rooms and their ids)"
+        case .rejected(let reason): reason
+        case .server: "the server failed; try again later"
+        case .transport(let underlying): "cannot reach the server: \(underlying)"
+        case .cancelled: "cancelled"
+        case .invalidResponse(let detail): "the server's answer is unreadable: \(detail)"
+        }
+    }
+}

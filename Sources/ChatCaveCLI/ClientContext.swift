@@ -1,0 +1,95 @@
+import ChatCave
+import Foundation
+
+/// What a client command works with: the service for the chosen server, the remembered
+/// session, and where credentials come from.
+final class ClientContext: ChatCaveServiceDelegate {
+    let service: ChatCaveService
+    let output: CommandOutput
+    private let sessionFile: SessionFile
+    private let givenName: String?
+    private let givenPassword: String?
+
+    /// Sets up the service for the command's server and resumes the remembered session.
+    /// - Throws: ``CommandArguments/UsageError`` for an unusable server URL.
+    init(arguments: CommandArguments, environment: [String: String], output: CommandOutput) throws {
+        let text = arguments[option: "server"] ?? environment["CHATCAVE_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "http://127.0.0.1:3000"
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host?.isEmpty == false else {
+            throw CommandArguments.UsageError(description: "'\(text)' is not an http(s) URL")
+        }
+        self.output = output
+        self.sessionFile = SessionFile(environment: environment)
+        self.givenName = arguments[option: "name"] ?? environment["CHATCAVE_NAME"].flatMap { $0.isEmpty ? nil : $0 }
+        self.givenPassword = arguments[option: "password"] ?? environment["CHATCAVE_PASSWORD"]
+        self.service = ChatCaveService(serverURL: url)
+        if let user = sessionFile.load(server: url) {
+            service.restoreSession(user: user)
+        }
+        let (name, password) = (givenName, givenPassword)
+        service.authenticationHandler = { challenge in
+            await Self.answer(challenge, name: name, password: password, output: output)
+        }
+        service.delegate = self
+    }
+
+    /// Ends the command: cancels what is still running.
+    func finish() {
+        service.cancelAllRequests()
+    }
+
+    /// Remembers every sign-in in the session file.
+    func chatCaveService(_ service: ChatCaveService, didSignIn user: User) {
+        do {
+            try sessionFile.save(user, server: service.serverURL)
+        } catch {
+            output.error("chatcave: cannot save the session in \(sessionFile.url.path): \(error)")
+        }
+    }
+
+    /// Forgets the remembered session.
+    func forgetSession() {
+        sessionFile.remove()
+    }
+
+    /// The name and password for `signup` and `signin`: from the options or environment, else prompted.
+    /// - Throws: ``ChatCaveError/rejected(_:)`` when none can be had.
+    func credentials() async throws -> SignInCredentials {
+        let challenge = AuthenticationChallenge(reason: .notSignedIn, userName: givenName, failedAttempts: 0)
+        guard let credentials = await Self.answer(challenge, name: givenName, password: givenPassword, output: output) else {
+            throw ChatCaveError.rejected("a name and password are needed: --name and --password, or CHATCAVE_NAME and CHATCAVE_PASSWORD")
+        }
+        return credentials
+    }
+
+    /// A room given by id or by name.
+    /// - Throws: ``ChatCaveError/notFound`` when no room has that id or name.
+    func room(_ reference: String) async throws -> Chatroom {
+        let rooms = try await service.fetchChatrooms()
+        if let room = rooms.first(where: { $0.id == reference }) ?? rooms.first(where: { $0.name == reference }) {
+            return room
+        }
+        throw ChatCaveError.notFound
+    }
+
+    /// Answers a request for credentials: the given ones first; after a refusal, or without
+    /// them, a prompt when standard input is a terminal; else nothing.
+    private static func answer(_ challenge: AuthenticationChallenge, name: String?, password: String?,
+                               output: CommandOutput) async -> SignInCredentials? {
+        if challenge.failedAttempts == 0, let name, let password, !password.isEmpty {
+            return SignInCredentials(name: name, password: password)
+        }
+        guard Terminal.isInteractive else { return nil }
+        switch challenge.reason {
+        case .wrongPassword: output.error("The name or password was wrong; try again.")
+        case .credentialsRejected: output.error("The server refused the saved session; please sign in.")
+        case .notSignedIn: break
+        }
+        let suggested = challenge.userName ?? name
+        guard let typed = await Terminal.ask("Name\(suggested.map { " [\($0)]" } ?? ""): ") else { return nil }
+        let chosen = typed.isEmpty ? (suggested ?? "") : typed
+        guard !chosen.isEmpty, let secret = await Terminal.ask("Password: ", secret: true), !secret.isEmpty else { return nil }
+        return SignInCredentials(name: chosen, password: secret)
+    }
+}

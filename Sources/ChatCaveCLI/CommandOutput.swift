@@ -1,0 +1,44 @@
+import Foundation
+import Synchronization
+
+/// Where a command writes: standard output and error, or (in tests) a buffer.
+public struct CommandOutput: Sendable {
+    private let writeLine: @Sendable (String, Bool) -> Void
+
+    /// Writes through a closure.
+    /// - Parameter writeLine: receives each line (without its newline) and whether it is an error.
+    public init(_ writeLine: @escaping @Sendable (_ line: String, _ isError: Bool) -> Void) {
+        self.writeLine = writeLine
+    }
+
+    /// Standard output and standard error, written unbuffered, one line at a time.
+    public static let standard = CommandOutput { line, isError in
+        let handle = isError ? FileHandle.standardError : FileHandle.standardOutput
+        handle.write(Data((line + "\n").utf8))
+    }
+
+    /// Writes a line to the output.
+    public func line(_ text: String = "") { writeLine(text, false) }
+
+    /// Writes a line to the error output.
+    public func error(_ text: String) { writeLine(text, true) }
+}
+
+/// Collects a command's output in memory (for tests and for the demo's callers).
+public final class CapturedOutput: Sendable {
+    private let lines = Mutex<[(String, Bool)]>([])
+
+    /// Creates an empty buffer.
+    public init() {}
+
+    /// An output that appends to this buffer.
+    public var output: CommandOutput {
+        CommandOutput { [self] line, isError in lines.withLock { $0.append((line, isError)) } }
+    }
+
+    /// Everything written to standard output, one line per element.
+    public var standardLines: [String] { lines.withLock { $0.filter { !$0.1 }.map(\.0) } }
+
+    /// Everything written to standard error, one line per element.
+    public var errorLines: [String] { lines.withLock { $0.filter(\.1).map(\.0) } }
+}

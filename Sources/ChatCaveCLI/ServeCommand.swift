@@ -1,0 +1,53 @@
+import ChatCaveServer
+import Foundation
+
+/// `chatcave serve [--port 3000] [--host 127.0.0.1] [--data-dir DIR]`: runs the reference
+/// server until SIGINT or SIGTERM.
+enum ServeCommand {
+    static let usage = """
+        USAGE: chatcave serve [--port PORT] [--host HOST] [--data-dir DIR]
+
+        Runs the reference ChatCave server until interrupted (Ctrl-C or SIGTERM).
+
+        OPTIONS:
+          --port PORT       the port; PORT from the environment, else 3000 (0 picks a free one)
+          --host HOST       the address to bind; 127.0.0.1 by default (0.0.0.0 for every interface)
+          --data-dir DIR    keep users, rooms and messages in DIR (created, mode 0700); memory only by default
+        """
+
+    static func run(_ arguments: [String], environment: [String: String], output: CommandOutput) async throws -> Int32 {
+        let parsed = try CommandArguments(arguments, valueOptions: ["port", "host", "data-dir"])
+        if parsed.wantsHelp {
+            output.line(usage)
+            return ChatCaveCommandLine.success
+        }
+        try parsed.requirePositionals(0, 0, usage: "chatcave serve [--port PORT] [--data-dir DIR]")
+        let port: Int
+        if let value = try parsed.integer("port", in: 0...65_535) {
+            port = value
+        } else if let text = environment["PORT"], !text.isEmpty {
+            guard let value = Int(text), (0...65_535).contains(value) else {
+                throw CommandArguments.UsageError(description: "PORT must be a whole number from 0 to 65535, not '\(text)'")
+            }
+            port = value
+        } else {
+            port = 3_000
+        }
+        let directory = parsed[option: "data-dir"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let server: ChatCaveServer
+        do {
+            server = try ChatCaveServer(host: parsed[option: "host"] ?? "127.0.0.1", port: port,
+                                        configuration: .init(dataDirectory: directory))
+        } catch {
+            output.error("chatcave serve: \(error)")
+            return ChatCaveCommandLine.failure
+        }
+        output.line("ChatCave server listening on \(server.baseURL.absoluteString)"
+                    + (directory.map { " (data in \($0.path))" } ?? " (data in memory only)"))
+        output.line("Press Ctrl-C to stop.")
+        let signal = await Terminal.waitForInterrupt()
+        server.shutdown()
+        output.line("Stopped (\(signal)).")
+        return ChatCaveCommandLine.success
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// The ChatCave API as a function from request to response, with no sockets involved.
+///
+/// ``handle(_:)`` matches the route, checks credentials (every route but `GET /`, sign-up and
+/// sign-in needs them), reads the body and runs the route's handler. Every refusal becomes the
+/// contract's status with a JSON `{"error": …}` body; a 401 has no body and carries
+/// `WWW-Authenticate: Basic realm="ChatCave Server"`. Nothing a client sends can crash it.
+///
+/// Handlers may be slow (password hashing): call ``handle(_:)`` off the server's event loop.
+final class ChatCaveAPI: Sendable {
+    /// The data.
+    let store: ChatStore
+    /// Checks credentials and hashes passwords.
+    let verifier: CredentialVerifier
+    /// The counters.
+    let statistics: ServerStatistics
+
+    /// Creates the API over a store.
+    /// - Parameters:
+    ///   - store: the data.
+    ///   - passwordIterations: the PBKDF2 iteration count for new password hashes.
+    init(store: ChatStore, passwordIterations: Int) {
+        self.store = store
+        self.verifier = CredentialVerifier(store: store, iterations: passwordIterations)
+        self.statistics = ServerStatistics()
+    }
+
+    /// Answers one request.
+    /// - Parameter request: the request.
+    /// - Returns: the response; never throws, never traps.
+    func handle(_ request: APIRequest) -> APIResponse {
+        let response: APIResponse
+        do {
+            response = try route(request)
+        } catch {
+            response = error.response
+        }
+        statistics.record(status: response.status)
+        return response
+    }
+
+    private func route(_ request: APIRequest) throws(APIError) -> APIResponse {
+        let route = try Route.match(method: request.method, path: request.path)
+        if route.isOpen { return try handleOpen(route, request) }
+        guard let user = verifier.authenticate(request) else { throw .unauthorized }
+        switch route {
+        case .root, .signUp, .signIn:
+            return try handleOpen(route, request)
+        case .signOut:
+            store.rotateAPIKey(userID: user.id)
+            return .json(200, APIRepresentation.Empty())
+        case .listUsers:
+            return .json(200, store.allUsers().map { APIRepresentation.User($0, includeKey: $0.id == user.id) })
+        case .user(let id):
+            guard let found = store.user(id: id) else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
+            return .json(200, APIRepresentation.User(found, includeKey: found.id == user.id))
+        case .listRooms:
+            return .json(200, store.rooms())
+        case .createRoom:
+            let parameters = try RequestParameters(request)
+            return .json(201, try store.createRoom(named: parameters["room[name]"]))
+        case .room(let id):
+            return .json(200, try store.room(id: id))
+        case .deleteRoom(let id):
+            try store.deleteRoom(id: id)
+            return .redirect(to: "/rooms")
+        case .chatters(let roomID):
+            return .json(200, try store.chatters(roomID: roomID))
+        case .join(let roomID, let userID):
+            let members = try store.join(roomID: roomID, userID: userID, requesterID: user.id)
+            return .json(201, APIRepresentation.Members(users: members))
+        case .leave(let roomID, let userID):
+            try store.leave(roomID: roomID, userID: userID, requesterID: user.id)
+            return .json(200, APIRepresentation.Empty())
+        case .messages(let roomID):
+            return .json(200, try store.messages(roomID: roomID, since: request.queryValue("since")))
+        case .postMessage(let roomID):
+            let parameters = try RequestParameters(request)
+            let message = try store.post(roomID: roomID, authorID: user.id, text: parameters["message[text]"])
+            return .json(201, message, headers: [(name: "Location", value: "/rooms/\(roomID)/messages/\(message.id)")])
+        }
+    }
+
+    /// The open routes: the API description, sign-up and sign-in.
+    private func handleOpen(_ route: Route, _ request: APIRequest) throws(APIError) -> APIResponse {
+        switch route {
+        case .signUp:
+            let parameters = try RequestParameters(request)
+            let name = try ChatStore.validName(parameters["user[name]"], what: "User name")
+            let password = parameters["user[password]"] ?? ""
+            guard !password.isEmpty else { throw .rejected("Password must not be empty") }
+            guard !store.nameIsTaken(name) else { throw .rejected("A user named '\(name)' already exists") }
+            let user = try store.addUser(name: name, passwordHash: try verifier.hash(password: password))
+            return .json(201, APIRepresentation.User(user, includeKey: true))
+        case .signIn:
+            let parameters = try RequestParameters(request)
+            let name = (parameters["user[name]"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let password = parameters["user[password]"] ?? ""
+            guard !name.isEmpty, !password.isEmpty else { throw .rejected("User name and password must not be empty") }
+            guard let user = verifier.user(named: name, password: password) else { throw .invalidCombination }
+            return .json(201, APIRepresentation.User(user, includeKey: true))
+        default:
+            return request.prefersHTML ? .html(Self.homePage) : .json(200, Self.description)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import CourierTLS
+import Foundation
+
+extension ChatCaveServer {
+    /// Where a ``ChatCaveServer`` keeps its data, how hard it hashes passwords, and its limits.
+    public struct Configuration: Sendable {
+        /// Where users, rooms and messages are kept between runs; `nil` (the default) keeps
+        /// them in memory only. Created (mode 0700) when missing; the data file is mode 0600.
+        public var dataDirectory: URL?
+        /// The PBKDF2-HMAC-SHA256 iteration count of new password hashes; 210,000 by default
+        /// (OWASP's recommendation). Tests may lower it; stored hashes keep their own count.
+        public var passwordIterations: Int
+        /// The largest request body accepted; larger ones get 413. 1 MiB by default.
+        public var maxBodyBytes: Int
+        /// How long a request head may take to arrive (slow clients are cut off); 10 s by default.
+        public var headerTimeout: Duration
+        /// How long an idle keep-alive connection stays open; 60 s by default.
+        public var idleTimeout: Duration
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - dataDirectory: `nil` (memory only) by default.
+        ///   - passwordIterations: `PasswordHashing.defaultIterations` (210,000) by default.
+        ///   - maxBodyBytes: 1 MiB by default.
+        ///   - headerTimeout: 10 seconds by default.
+        ///   - idleTimeout: 60 seconds by default.
+        public init(dataDirectory: URL? = nil, passwordIterations: Int = PasswordHashing.defaultIterations,
+                    maxBodyBytes: Int = 1 << 20, headerTimeout: Duration = .seconds(10),
+                    idleTimeout: Duration = .seconds(60)) {
+            self.dataDirectory = dataDirectory
+            self.passwordIterations = passwordIterations
+            self.maxBodyBytes = maxBodyBytes
+            self.headerTimeout = headerTimeout
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    /// Why a ``ChatCaveServer`` could not start: its data directory is unreadable, or its port
+    /// cannot be bound.
+    public struct StartupError: Error, Sendable, CustomStringConvertible {
+        /// What went wrong, in plain words.
+        public let description: String
+    }
+}

@@ -1,0 +1,121 @@
+import CourierTLS
+import Dispatch
+import Foundation
+import HTTPServerCore
+
+/// The reference ChatCave server: the whole contract of `chatcave-api.md`, over HTTP/1.1.
+///
+/// It runs on `HTTPServerCore` (one event loop thread for the sockets) and answers each
+/// request on a worker queue, since password hashing is deliberately slow. Users, rooms and
+/// messages live in memory; with a ``Configuration/dataDirectory`` every change is also written
+/// to disk atomically before it is answered, and a restart reads it back.
+///
+/// It fixes the original's bugs: deleting one room deletes only that room; a wrong password
+/// gets a 401 at once; duplicate names and unknown ids get 406 and 404; posting to an unknown
+/// room is a 404; leaving a room one is not in is a 404; rooms list their chatters' ids; a
+/// user can join or leave only as itself (403 otherwise); passwords are stored as salted
+/// PBKDF2 hashes; joining twice adds no second `join` message. It also never shows a user's
+/// API key to anyone but that user.
+///
+/// ```swift
+/// let server = try ChatCaveServer(port: 0)          // a free port on 127.0.0.1
+/// defer { server.shutdown() }
+/// print(server.baseURL)                             // http://127.0.0.1:<port>
+/// ```
+public final class ChatCaveServer: Sendable {
+    /// The port the server listens on (the one the kernel picked when 0 was asked for).
+    public let port: Int
+    /// The address the server is bound to.
+    public let host: String
+    /// The configuration it runs with.
+    public let configuration: Configuration
+
+    private let api: ChatCaveAPI
+    private let server: HTTPServer
+    private let work: DispatchGroup
+
+    /// Loads the data directory (if any), binds `host:port` and starts serving.
+    /// - Parameters:
+    ///   - host: the address to bind; `"127.0.0.1"` by default.
+    ///   - port: the port; 0 (the default) lets the kernel pick a free one (see ``port``).
+    ///     The contract's usual port is 3000.
+    ///   - configuration: data directory, hashing cost and limits; ``Configuration/init(dataDirectory:passwordIterations:maxBodyBytes:headerTimeout:idleTimeout:)`` by default.
+    /// - Throws: ``StartupError`` when the data directory cannot be read or the port cannot be bound.
+    public init(host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = Configuration()) throws(StartupError) {
+        let store: ChatStore
+        do {
+            store = try ChatStore(dataDirectory: configuration.dataDirectory)
+        } catch {
+            throw StartupError(description: "\(error)")
+        }
+        let api = ChatCaveAPI(store: store, passwordIterations: configuration.passwordIterations)
+        let work = DispatchGroup()
+        let queue = DispatchQueue(label: "ChatCaveServer.work", attributes: .concurrent)
+        let serverConfiguration = HTTPServer.Configuration(maxBodyBytes: configuration.maxBodyBytes,
+                                                           headerTimeout: configuration.headerTimeout,
+                                                           idleTimeout: configuration.idleTimeout)
+        do {
+            server = try HTTPServer(host: host, port: port, configuration: serverConfiguration) { request, responder in
+                let apiRequest = APIRequest(method: request.method, path: request.path, query: request.query,
+                                            headers: request.fields.map { (name: $0.name, value: $0.value) },
+                                            body: request.body)
+                work.enter()
+                queue.async {
+                    defer { work.leave() }
+                    let response = api.handle(apiRequest)
+                    responder.respond(status: response.status, headers: response.headers, body: response.body)
+                }
+            }
+        } catch {
+            throw StartupError(description: "cannot listen on \(host):\(port): \(error)")
+        }
+        self.port = server.port
+        self.host = host
+        self.configuration = configuration
+        self.api = api
+        self.work = work
+    }
+
+    deinit {
+        server.shutdown()
+    }
+
+    /// `http://<host>:<port>`, without a trailing slash.
+    public var baseURL: URL {
+        let literal = host.contains(":") ? "[\(host)]" : host
+        return URL(string: "http://\(literal):\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Stops accepting and closes every connection, then waits (up to 5 seconds) for requests
+    /// being handled to finish, so that every answered change is on disk. Idempotent.
+    public func shutdown() {
+        server.shutdown()
+        _ = work.wait(timeout: .now() + 5)
+    }
+
+    /// Replaces a user's API key, as if it had been revoked: requests with the old key get 401
+    /// until the user signs in again (which returns the new key). Basic credentials still work.
+    /// - Parameter name: the user's name.
+    /// - Returns: `true` when the user exists.
+    @discardableResult
+    public func revokeAPIKey(forUserNamed name: String) -> Bool {
+        guard let user = api.store.user(named: name) else { return false }
+        return api.store.rotateAPIKey(userID: user.id) != nil
+    }
+
+    /// The id of the user with this name, or `nil`.
+    public func userID(named name: String) -> String? {
+        api.store.user(named: name)?.id
+    }
+
+    /// How many responses of each status the API has sent, e.g. `[200: 12, 401: 2]`.
+    /// Errors the server core answers itself (malformed heads, oversized bodies) are not counted.
+    public var responsesByStatus: [Int: Int] {
+        api.statistics.responsesByStatus
+    }
+
+    /// How many requests the server core handed to the API.
+    public var totalRequests: Int {
+        server.totalRequests
+    }
+}

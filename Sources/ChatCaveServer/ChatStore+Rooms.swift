@@ -1,0 +1,163 @@
+import Foundation
+
+/// Rooms, members and messages.
+extension ChatStore {
+    /// Every room, in creation order.
+    func rooms() -> [APIRepresentation.Room] {
+        state.withLock { state in state.roomOrder.compactMap { state.rooms[$0].map { Self.view($0, state) } } }
+    }
+
+    /// Creates a room.
+    /// - Parameter rawName: the requested name.
+    /// - Returns: the new, empty room.
+    /// - Throws: 406 for an empty or invalid name, or one that another room has.
+    func createRoom(named rawName: String?) throws(APIError) -> APIRepresentation.Room {
+        let name = try Self.validName(rawName, what: "Room name")
+        let room = Room(id: UUID().uuidString.lowercased(), name: name)
+        let created = state.withLock { state -> Bool in
+            guard !state.rooms.values.contains(where: { $0.name == name }) else { return false }
+            state.rooms[room.id] = room
+            state.roomOrder.append(room.id)
+            state.version &+= 1
+            return true
+        }
+        guard created else { throw .rejected("A room named '\(name)' already exists") }
+        persist()
+        return APIRepresentation.Room(id: room.id, name: room.name, chatters: [])
+    }
+
+    /// One room.
+    /// - Throws: 404 when there is no such room.
+    func room(id: String) throws(APIError) -> APIRepresentation.Room {
+        try state.withLock { state throws(APIError) in Self.view(try Self.existingRoom(id, state), state) }
+    }
+
+    /// Deletes one room — only that one.
+    /// - Throws: 404 when there is no such room; 406 while it still has chatters.
+    func deleteRoom(id: String) throws(APIError) {
+        try state.withLock { state throws(APIError) in
+            let room = try Self.existingRoom(id, state)
+            guard room.chatterIDs.isEmpty else {
+                throw .rejected("The room '\(room.name)' still has chatters")
+            }
+            state.rooms.removeValue(forKey: id)
+            state.roomOrder.removeAll { $0 == id }
+            state.version &+= 1
+        }
+        persist()
+    }
+
+    /// The members of a room, in the order they joined.
+    /// - Throws: 404 when there is no such room.
+    func chatters(roomID: String) throws(APIError) -> [APIRepresentation.Chatter] {
+        try room(id: roomID).chatters
+    }
+
+    /// Adds a user to a room and posts a `join` message; joining again changes nothing.
+    /// - Parameters:
+    ///   - roomID: the room.
+    ///   - userID: the user, who must be the one asking.
+    ///   - requesterID: the authenticated user.
+    /// - Returns: the members after joining.
+    /// - Throws: 404 for an unknown room or user; 403 when `userID` is someone else.
+    func join(roomID: String, userID: String, requesterID: String) throws(APIError) -> [APIRepresentation.Chatter] {
+        let (members, changed) = try state.withLock { state throws(APIError) -> ([APIRepresentation.Chatter], Bool) in
+            try Self.requireRoom(roomID, state)
+            let user = try Self.existingUser(userID, state)
+            guard user.id == requesterID else { throw .forbidden("You can only join a room as yourself") }
+            // The room is changed in place (never through a local copy), so its message array is not copied.
+            if state.rooms[roomID]?.chatterIDs.contains(user.id) == true { return (Self.members(roomID, state), false) }
+            state.rooms[roomID]?.chatterIDs.append(user.id)
+            state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "join", text: nil, authorID: user.id,
+                                                author: user.name, timestamp: ServerTimestamp.now()))
+            state.version &+= 1
+            return (Self.members(roomID, state), true)
+        }
+        if changed { persist() }
+        return members
+    }
+
+    /// Removes a user from a room and posts a `leave` message.
+    /// - Throws: 404 for an unknown room or user, or a user who is not in the room;
+    ///   403 when `userID` is someone else.
+    func leave(roomID: String, userID: String, requesterID: String) throws(APIError) {
+        try state.withLock { state throws(APIError) in
+            try Self.requireRoom(roomID, state)
+            let user = try Self.existingUser(userID, state)
+            guard user.id == requesterID else { throw .forbidden("You can only leave a room as yourself") }
+            guard let position = state.rooms[roomID]?.chatterIDs.firstIndex(of: user.id) else {
+                throw .notFound("User \(user.name) is not in this chatroom")
+            }
+            state.rooms[roomID]?.chatterIDs.remove(at: position)
+            state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "leave", text: nil, authorID: user.id,
+                                                author: user.name, timestamp: ServerTimestamp.now()))
+            state.version &+= 1
+        }
+        persist()
+    }
+
+    /// The messages of a room, oldest first: all of them, or those after `since`.
+    /// - Parameters:
+    ///   - roomID: the room.
+    ///   - since: a message id; only later messages are returned. `nil` or an unknown id: all.
+    /// - Throws: 404 when there is no such room.
+    func messages(roomID: String, since: String?) throws(APIError) -> [APIRepresentation.Message] {
+        try state.withLock { state throws(APIError) in
+            let room = try Self.existingRoom(roomID, state)
+            let start = since.flatMap { room.messageIndex[$0] }.map { $0 + 1 } ?? 0
+            return room.messages[min(start, room.messages.count)...].map(APIRepresentation.Message.init)
+        }
+    }
+
+    /// Posts a chat message as `authorID`.
+    /// - Returns: the message.
+    /// - Throws: 404 for an unknown room; 406 when the author is not a member or the text is
+    ///   empty or too long.
+    func post(roomID: String, authorID: String, text: String?) throws(APIError) -> APIRepresentation.Message {
+        let message = try state.withLock { state throws(APIError) -> Message in
+            try Self.requireRoom(roomID, state)
+            let author = try Self.existingUser(authorID, state)
+            guard state.rooms[roomID]?.chatterIDs.contains(author.id) == true else {
+                throw .rejected("User \(author.name) is not a member of this chatroom")
+            }
+            guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw .rejected("Message text must not be empty")
+            }
+            guard text.count <= Self.maxTextLength else { throw .rejected("Message text must be at most \(Self.maxTextLength) characters") }
+            let message = Message(id: UUID().uuidString.lowercased(), type: "chat", text: text, authorID: author.id,
+                                  author: author.name, timestamp: ServerTimestamp.now())
+            state.rooms[roomID]?.append(message)
+            state.version &+= 1
+            return message
+        }
+        persist()
+        return APIRepresentation.Message(message)
+    }
+
+    // MARK: - Helpers (called under the lock)
+
+    private static func existingRoom(_ id: String, _ state: State) throws(APIError) -> Room {
+        guard let room = state.rooms[id] else { throw .notFound("No room exists with ID '\(id.prefix(100))'") }
+        return room
+    }
+
+    private static func requireRoom(_ id: String, _ state: State) throws(APIError) {
+        guard state.rooms[id] != nil else { throw .notFound("No room exists with ID '\(id.prefix(100))'") }
+    }
+
+    private static func members(_ roomID: String, _ state: State) -> [APIRepresentation.Chatter] {
+        (state.rooms[roomID]?.chatterIDs ?? []).compactMap { id in
+            state.users[id].map { APIRepresentation.Chatter(id: $0.id, name: $0.name) }
+        }
+    }
+
+    private static func existingUser(_ id: String, _ state: State) throws(APIError) -> User {
+        guard let user = state.users[id] else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
+        return user
+    }
+
+    private static func view(_ room: Room, _ state: State) -> APIRepresentation.Room {
+        let chatters = room.chatterIDs.compactMap { id in state.users[id].map { APIRepresentation.Chatter(id: $0.id, name: $0.name) } }
+        return APIRepresentation.Room(id: room.id, name: room.name, chatters: chatters)
+    }
+}

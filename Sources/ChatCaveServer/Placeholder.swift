@@ -1,1 +1,0 @@
-// Placeholder: the ChatCaveServer module arrives with the ChatCave issue.
