@@ -179,15 +179,26 @@ extension HTTP1ClientConnection {
         return true
     }
 
+    /// The most encoded bytes handed to the content decoder at once.
+    static let decodeStep = 4096
+
     /// Adds a run of body bytes (before content decoding) to the exchange.
     private func deliver(_ run: UnsafeRawBufferPointer, to exchange: NativeExchange) throws {
         exchange.wireBodyBytes &+= run.count
         let limit = exchange.request.maxResponseBodySize
         if exchange.wireBodyBytes > limit { throw NativeErrors.bodyTooLarge(limit: limit) }
         if let contentDecoder {
-            let decoded = try contentDecoder.decode(run)
-            if decoded.isEmpty { return }
-            try decoded.withUnsafeBytes { bytes in try append(bytes, to: exchange) }
+            // Small steps: one step of a compression bomb expands to at most about 4 MiB before
+            // the size checks below see it.
+            var offset = 0
+            while offset < run.count {
+                let end = min(offset + Self.decodeStep, run.count)
+                let decoded = try contentDecoder.decode(UnsafeRawBufferPointer(rebasing: run[offset..<end]))
+                offset = end
+                if !decoded.isEmpty {
+                    try decoded.withUnsafeBytes { bytes in try append(bytes, to: exchange) }
+                }
+            }
         } else {
             try append(run, to: exchange)
         }

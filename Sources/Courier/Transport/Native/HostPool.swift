@@ -44,6 +44,10 @@ final class HostPool {
 
     /// The number of open or opening connections.
     var connectionCount: Int { connections.count }
+    /// The number of idle connections.
+    var idleCount: Int { idle.count }
+    /// The number of exchanges waiting for a connection.
+    var waitingCount: Int { waiters.liveCount }
 
     // MARK: - Requests
 

@@ -112,6 +112,11 @@ public final class NativeTransport: Transport {
         return try outcome.get()
     }
 
+    /// The pool for `key` if it exists.
+    func existingPool(for key: NativePoolKey) -> LoopBound<HostPool>? {
+        state.withLock { $0.pools[key] }
+    }
+
     /// The pool for `key`, created on first use on the next loop.
     private func pool(for key: NativePoolKey) throws(HTTPConnectionError) -> LoopBound<HostPool> {
         if let startupError { throw startupError }
