@@ -31,10 +31,11 @@ extension HTTPConnection {
         set { globals.withLock { $0.retryPolicy = newValue } }
     }
 
-    /// The transport of connections created without one. ``URLSessionTransport/shared`` by default.
+    /// The transport of connections created without one: Courier's own HTTP/1.1 client,
+    /// ``NativeTransport/shared``, by default (``URLSessionTransport`` can be chosen instead).
     /// Changing it affects connections created afterwards.
     public static var defaultTransport: any Transport {
-        get { globals.withLock { $0.transport } ?? URLSessionTransport.shared }
+        get { globals.withLock { $0.transport } ?? NativeTransport.shared }
         set { globals.withLock { $0.transport = newValue } }
     }
 }

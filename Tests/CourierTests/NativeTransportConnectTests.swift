@@ -96,7 +96,7 @@ struct NativeTransportConnectTests {
         task.cancel()
         let result = await task.result
         #expect(throws: HTTPConnectionError.cancelled) { try result.get() }
-        #expect(clock.now - start < .seconds(2))
+        #expect(clock.now - start < .seconds(10))  // a hang detector: the connect itself would never end
     }
 
     @Test("I2 cancelling the task while waiting for the head, or in the body, closes the connection")

@@ -91,3 +91,14 @@ func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thr
         thread.start()
     }
 }
+
+/// Polls an asynchronous `condition` until it holds or `timeout` passes; returns whether it held.
+func eventuallyAsync(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
+}

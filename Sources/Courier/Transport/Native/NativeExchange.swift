@@ -91,7 +91,7 @@ final class NativeExchange {
 
     /// Moves to a new phase (not `finished`: use ``finish(_:)``).
     func enter(_ next: Phase) {
-        if phase == .waiting && next != .waiting { stopWaitTimer() }
+        if (phase == .waiting || phase == .dedicated) && next != phase { stopWaitTimer() }
         phase = next
     }
 
