@@ -34,9 +34,11 @@ final class ClientContext: ChatCaveServiceDelegate {
         service.delegate = self
     }
 
-    /// Ends the command: cancels what is still running.
+    /// Ends the command: cancels what is still running and lets the callback queue finish
+    /// (a session being saved after a sign-in is written before the program exits).
     func finish() {
         service.cancelAllRequests()
+        service.callbackQueue.sync {}
     }
 
     /// Remembers every sign-in in the session file.

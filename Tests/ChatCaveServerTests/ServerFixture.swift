@@ -1,0 +1,73 @@
+import ChatCaveServer
+import Foundation
+
+/// A reference server on a free loopback port (with cheap password hashing), and helpers
+/// that speak the contract through ``RawHTTP``.
+final class ServerFixture {
+    let server: ChatCaveServer
+
+    init(dataDirectory: URL? = nil) throws {
+        server = try ChatCaveServer(port: 0, configuration: .init(dataDirectory: dataDirectory, passwordIterations: 1_000))
+    }
+
+    deinit {
+        server.shutdown()
+    }
+
+    /// Sends one request on a new connection.
+    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> RawHTTP.Response {
+        try RawHTTP(port: server.port).request(method, target, headers: headers, body: body)
+    }
+
+    /// Sends a form body.
+    func send(_ method: String, _ target: String, auth: [(String, String)] = [], form: String) throws -> RawHTTP.Response {
+        try send(method, target, headers: auth + [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
+    }
+
+    /// Sends a JSON body.
+    func send(_ method: String, _ target: String, auth: [(String, String)] = [], json: String) throws -> RawHTTP.Response {
+        try send(method, target, headers: auth + [("Content-Type", "application/json")], body: Array(json.utf8))
+    }
+
+    /// Signs a user up with a form body and returns its id and API key.
+    func signUp(_ name: String, password: String = "pw") throws -> (id: String, key: String) {
+        let response = try send("POST", "/users", form: "user%5Bname%5D=\(name)&user%5Bpassword%5D=\(password)")
+        let object = try response.object()
+        guard response.status == 201, let id = object["id"] as? String, let key = object["apiKey"] as? String else {
+            throw RawHTTP.Failure(description: "sign-up of \(name) failed: \(response)")
+        }
+        return (id, key)
+    }
+
+    /// Creates a room and returns its id.
+    func createRoom(_ name: String, key: String) throws -> String {
+        let response = try send("POST", "/rooms", auth: Self.magic(key), form: "room%5Bname%5D=\(name)")
+        guard response.status == 201, let id = try response.object()["id"] as? String else {
+            throw RawHTTP.Failure(description: "creating \(name) failed: \(response)")
+        }
+        return id
+    }
+
+    /// Joins a room as the key's owner.
+    func join(_ roomID: String, userID: String, key: String) throws {
+        let response = try send("PUT", "/rooms/\(roomID)/chatters/\(userID)", headers: Self.magic(key))
+        guard response.status == 201 else { throw RawHTTP.Failure(description: "join failed: \(response)") }
+    }
+
+    /// Posts a message and returns its id.
+    func post(_ text: String, to roomID: String, key: String) throws -> String {
+        let response = try send("POST", "/rooms/\(roomID)/messages", auth: Self.magic(key), form: "message%5Btext%5D=\(text)")
+        guard response.status == 201, let id = try response.object()["id"] as? String else {
+            throw RawHTTP.Failure(description: "posting failed: \(response)")
+        }
+        return id
+    }
+
+    static func magic(_ key: String) -> [(String, String)] {
+        [("X-Magic-Auth", key)]
+    }
+
+    static func basic(_ name: String, _ password: String) -> [(String, String)] {
+        [("Authorization", "Basic " + Data("\(name):\(password)".utf8).base64EncodedString())]
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+@Suite("ChatCave server: bodies and malformed input")
+struct ServerInputTests {
+    @Test("form bodies: bracketed keys, percent escapes and + as a space")
+    func formBodies() throws {
+        let fixture = try ServerFixture()
+        let response = try fixture.send("POST", "/users", form: "user%5Bname%5D=J%C3%BCrgen+M&user[password]=p%26w%3D")
+        #expect(response.status == 201)
+        #expect(try response.object()["name"] as? String == "Jürgen M")
+        let signIn = try fixture.send("PUT", "/account", form: "user%5Bname%5D=J%C3%BCrgen%20M&user%5Bpassword%5D=p%26w%3D")
+        #expect(signIn.status == 201)
+    }
+
+    @Test("JSON bodies of the same nested shape, with or without a Content-Type")
+    func jsonBodies() throws {
+        let fixture = try ServerFixture()
+        #expect(try fixture.send("POST", "/users", json: #"{"user": {"name": "alice", "password": "pw"}}"#).status == 201)
+        let untyped = try fixture.send("POST", "/users", body: Array(#"{"user":{"name":"bob","password":"pw"}}"#.utf8))
+        #expect(untyped.status == 201)
+        #expect(try untyped.object()["name"] as? String == "bob")
+    }
+
+    @Test("malformed bodies get a JSON 400 and the server goes on serving")
+    func malformedBodies() throws {
+        let fixture = try ServerFixture()
+        let cases: [(String, [(String, String)], String)] = [
+            ("not JSON", [("Content-Type", "application/json")], #"{"user": {"name": "#),
+            ("a JSON array", [("Content-Type", "application/json")], "[1, 2]"),
+            ("a bad escape", [("Content-Type", "application/x-www-form-urlencoded")], "user%5Bname%5D=%G1&user%5Bpassword%5D=x"),
+            ("a cut escape", [("Content-Type", "application/x-www-form-urlencoded")], "user%5Bname%5D=abc%"),
+            ("bad UTF-8", [("Content-Type", "application/x-www-form-urlencoded")], "user%5Bname%5D=%FF%FE&user%5Bpassword%5D=x"),
+            ("another type", [("Content-Type", "text/plain")], "hello"),
+        ]
+        for (what, headers, body) in cases {
+            let response = try fixture.send("POST", "/users", headers: headers, body: Array(body.utf8))
+            #expect(response.status == 400, "\(what)")
+            #expect(response.errorText != nil, "\(what): \(response)")
+        }
+        #expect(try fixture.send("GET", "/rooms/%ZZ").status == 400)
+        _ = try fixture.signUp("alice")
+    }
+
+    @Test("a malformed request line gets 400, an oversized body 413, and other clients are still served")
+    func malformedRequests() throws {
+        let fixture = try ServerFixture()
+        let broken = try RawHTTP(port: fixture.server.port)
+        try broken.write(Array("GARBAGE\r\n\r\n".utf8))
+        #expect(try broken.readResponse().status == 400)
+        let huge = try RawHTTP(port: fixture.server.port)
+        try huge.write(Array("POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n".utf8))
+        #expect(try huge.readResponse().status == 413)
+        #expect(try fixture.send("GET", "/").status == 200)
+    }
+
+    @Test("random bytes thrown at the server never crash it (fuzz)")
+    func fuzz() throws {
+        let fixture = try ServerFixture()
+        let alice = try fixture.signUp("alice")
+        var generator = SplitMix(seed: 0xC0FFEE)
+        let fragments = ["GET ", "POST ", "PUT ", "/rooms", "/users", "/account", "/messages", "?since=", "%", "%5B",
+                         "[", "]", "{", "}", "\"", ":", "\r\n", "Content-Length: ", "Content-Type: application/json",
+                         "X-Magic-Auth: \(alice.key)", "Authorization: Basic ", "=", "&", "\u{00}", "\u{FF}", " HTTP/1.1"]
+        for round in 0..<60 {
+            var bytes: [UInt8] = []
+            if round % 2 == 0 {
+                for _ in 0..<Int(generator.next() % 40) { bytes += Array(fragments[Int(generator.next() % UInt64(fragments.count))].utf8) }
+            } else {
+                for _ in 0..<Int(generator.next() % 300) { bytes.append(UInt8(truncatingIfNeeded: generator.next())) }
+            }
+            bytes += Array("\r\n\r\n".utf8)
+            let client = try RawHTTP(port: fixture.server.port, timeout: 3)
+            try? client.write(bytes)
+            _ = try? client.readResponse()
+        }
+        // Well-formed requests with random bodies on every body-taking route.
+        let room = try fixture.createRoom("Lobby", key: alice.key)
+        for round in 0..<40 {
+            let body = (0..<Int(generator.next() % 200)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            let type = ["application/json", "application/x-www-form-urlencoded", "text/plain", ""][round % 4]
+            let target = ["/users", "/rooms", "/rooms/\(room)/messages", "/account"][round % 4]
+            let method = target == "/account" ? "PUT" : "POST"
+            let response = try fixture.send(method, target, headers: ServerFixture.magic(alice.key) + (type.isEmpty ? [] : [("Content-Type", type)]), body: body)
+            #expect([201, 400, 401, 406].contains(response.status), "\(response)")
+        }
+        #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).status == 200)
+    }
+}
+
+/// A small deterministic random number generator, so the fuzz run is repeatable.
+struct SplitMix {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
