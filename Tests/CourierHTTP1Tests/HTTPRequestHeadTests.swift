@@ -77,4 +77,25 @@ struct HTTPRequestHeadTests {
         #expect(!HTTPField.isValidValue(" padded"))
         #expect(!HTTPField.isValidValue("nul\u{0}"))
     }
+
+    @Test("sanitizing finds CR, LF and NUL at every position of long values")
+    func sanitizeEveryPosition() throws {
+        for length in [1, 8, 9, 17, 40] {
+            for position in 0..<length {
+                for bad in ["\r", "\n", "\u{0}"] {
+                    var chars = Array(repeating: "v", count: length)
+                    chars[position] = bad
+                    let value = chars.joined()
+                    let bytes = HTTPRequestHead(method: "GET", target: "/", fields: [HTTPField(name: "X", value: value)]).serialized()
+                    #expect(bytes.filter { $0 == 0x0A }.count == 3)
+                    #expect(!bytes.contains(0))
+                    let parsed = try #require(try Wire.parseRequest(bytes)).0
+                    #expect(parsed.fields.count == 1)
+                }
+            }
+        }
+        let tab = HTTPRequestHead(method: "GET", target: "/", fields: [HTTPField(name: "X", value: "a\tb\tc\td\te\tf")])
+        #expect(try Wire.parseRequest(tab.serialized())?.0 == tab)
+    }
 }
+

@@ -268,4 +268,33 @@ struct ResponseHeadParserTests {
             Issue.record("unexpected \(error)")
         }
     }
+
+    @Test("control bytes are found at every position of a value (word and tail checks)")
+    func controlBytesAtEveryPosition() throws {
+        for length in [1, 7, 8, 9, 16, 23] {
+            for position in 0..<length {
+                for bad: UInt8 in [0x00, 0x01, 0x0B, 0x1F, 0x7F] {
+                    var value = [UInt8](repeating: 0x61, count: length)
+                    value[position] = bad
+                    let bytes = Wire.bytes("HTTP/1.1 200 OK\r\nX: ") + value + Wire.bytes("\r\n\r\n")
+                    #expect(throws: HTTP1Error.invalidHeaderField) { try Wire.parseResponse(bytes) }
+                }
+                var tabbed = [UInt8](repeating: 0x80, count: length)
+                tabbed[position] = 0x09
+                if position == 0 || position == length - 1 { tabbed[position] = 0x7E }
+                let bytes = Wire.bytes("HTTP/1.1 200 OK\r\nX: ") + tabbed + Wire.bytes("\r\n\r\n")
+                #expect(try Wire.parseResponse(bytes)?.0.fields.count == 1)
+            }
+        }
+    }
+
+    @Test("well-known names keep their wire spelling")
+    func nameSpelling() throws {
+        let bytes = Wire.bytes("HTTP/1.1 200 OK\r\nContent-Type: a\r\ncontent-length: 0\r\nCONTENT-ENCODING: gzip\r\nX-Custom-Header: b\r\nEtag: c\r\n\r\n")
+        let head = try #require(try Wire.parseResponse(bytes)).0
+        #expect(head.fields.map(\.name) == ["Content-Type", "content-length", "CONTENT-ENCODING", "X-Custom-Header", "Etag"])
+        #expect(head.value(for: "content-encoding") == "gzip")
+        #expect(head.value(for: "ETAG") == "c")
+    }
 }
+
