@@ -65,7 +65,8 @@ enum ClientCommand: String, CaseIterable, Sendable {
             try await perform(parsed.positionals, client: client, arguments: parsed)
             return ChatCaveCommandLine.success
         } catch let error as ChatCaveError {
-            output.error("chatcave \(rawValue): \(Self.explain(error))")
+            let explanation = self == .signin && error == .notAuthorized ? "the name or password is wrong" : Self.explain(error)
+            output.error("chatcave \(rawValue): \(explanation)")
             return ChatCaveCommandLine.failure
         }
     }
