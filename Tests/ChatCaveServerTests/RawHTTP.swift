@@ -132,7 +132,7 @@ final class RawHTTP {
     /// Whether the server closed the connection (reads until end of stream or timeout).
     func readUntilClosed() -> Bool {
         while true {
-            do { try fill() } catch let failure as Failure { return failure.description == "closed" } catch { return false }
+            do { try fill() } catch let failure as Failure { return failure.description == "closed" || failure.description.contains("reset") } catch { return false }
         }
     }
 

@@ -1,3 +1,4 @@
+import ChatCaveServer
 import Foundation
 import Testing
 
@@ -51,7 +52,22 @@ struct ServerInputTests {
         let huge = try RawHTTP(port: fixture.server.port)
         try huge.write(Array("POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n".utf8))
         #expect(try huge.readResponse().status == 413)
+        let oversized = try RawHTTP(port: fixture.server.port)
+        try? oversized.write(Array("GET / HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "a", count: 70_000))\r\n\r\n".utf8))
+        #expect(try oversized.readResponse().status == 431)
         #expect(try fixture.send("GET", "/").status == 200)
+    }
+
+    @Test("a client that sends half a head and stalls (slowloris) is cut off; others are served meanwhile")
+    func slowloris() throws {
+        let server = try ChatCaveServer(port: 0, configuration: .init(passwordIterations: 1_000, headerTimeout: .milliseconds(300)))
+        defer { server.shutdown() }
+        let slow = try RawHTTP(port: server.port, timeout: 10)
+        try slow.write(Array("GET /rooms HTTP/1.1\r\nHost: x\r\n".utf8))
+        #expect(try RawHTTP(port: server.port).request("GET", "/").status == 200)
+        let started = ContinuousClock.now
+        #expect(slow.readUntilClosed())
+        #expect(ContinuousClock.now - started < .seconds(8))
     }
 
     @Test("random bytes thrown at the server never crash it (fuzz)")
