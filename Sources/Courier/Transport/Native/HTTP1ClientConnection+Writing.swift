@@ -37,6 +37,27 @@ extension HTTP1ClientConnection {
         flush()
     }
 
+    /// Takes over a request that a caller sent directly on this idle connection.
+    func executeAdopted(_ exchange: NativeExchange, request: NativeDirectRequest) {
+        self.exchange = exchange
+        exchange.connection = self
+        exchange.enter(.active)
+        responsePhase = .head
+        receivedResponseBytes = false
+        writeOffset = request.written
+        bodyOffset = 0
+        bytesSent = request.written
+        writeComplete = false
+        writeClosed = false
+        lastProgress = request.startedAt
+        armWatchdog(deadline: request.startedAt &+ exchange.timeout)
+        if let error = request.error {
+            writeFailed(error)
+        } else {
+            flush()
+        }
+    }
+
     /// Moves the TLS session's pending ciphertext into the write buffer.
     func takeCiphertext() {
         guard let tls, let bytes = tls.takeCiphertext() else { return }
@@ -134,7 +155,7 @@ extension HTTP1ClientConnection {
 
     /// The peer stopped taking bytes (`EPIPE`, a reset). Whatever it answered before is still
     /// read; without an answer the request failed.
-    private func writeFailed(_ error: SocketError?) {
+    func writeFailed(_ error: SocketError?) {
         writeClosed = true
         cipherOut = []
         cipherOffset = 0
@@ -179,10 +200,17 @@ extension HTTP1ClientConnection {
                 armWatchdog(deadline: connectDeadline)
             }
         case .ready:
-            guard let exchange else { return }
+            guard let exchange else {
+                pool?.parkedTick(self)
+                return
+            }
             let deadline = lastProgress &+ exchange.timeout
             if now >= deadline {
                 fail(.timedOut.with(detail: "nothing arrived from \(key) for \(exchange.request.timeout)"))
+            } else if slot != nil {
+                // Tick at least every horizon, so that once idle again the connection keeps being
+                // checked for requests sent on it directly, without rescheduling per request.
+                armWatchdog(deadline: min(deadline, now &+ NativeDirectLane.horizon))
             } else {
                 armWatchdog(deadline: deadline)
             }

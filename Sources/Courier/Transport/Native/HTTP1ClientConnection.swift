@@ -36,6 +36,8 @@ final class HTTP1ClientConnection {
     var dedicatedTo: NativeExchange?
     /// Whether the pool counts it among the connections being opened for its wait queue.
     var countsAsConnecting = false
+    /// Where callers may send on this connection directly while it is idle (plain HTTP only).
+    var slot: NativeDirectSlot?
 
     var state = State.initial
     var socket: Socket?
@@ -176,6 +178,7 @@ final class HTTP1ClientConnection {
     /// The connection is usable: hand it to the pool.
     func becomeReady() {
         state = .ready
+        if tls == nil, pool?.lane != nil, let socket { slot = NativeDirectSlot(descriptor: socket.descriptor) }
         setInterest(.readable)
         lastProgress = EventLoop.now()
         pool?.connectionReady(self)
@@ -192,6 +195,10 @@ final class HTTP1ClientConnection {
             if readiness.contains(.writable) { flush() }
             if state == .handshaking, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
         case .ready:
+            if exchange == nil, slot != nil, let pool {
+                // Idle in the loop's eyes: a caller may have sent a request on it directly.
+                _ = pool.adoptIfSent(self)
+            }
             if readiness.contains(.writable) { flush() }
             if state == .ready, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
         case .initial, .resolving, .closed:
@@ -235,6 +242,16 @@ final class HTTP1ClientConnection {
 
     /// Releases everything the connection holds; returns the pool to notify.
     private func tearDown() -> HostPool? {
+        if let slot {
+            // Never close a descriptor a caller may still write to.
+            if let orphan = slot.reclaim() {
+                let exchange = orphan.exchange.value
+                if exchange.begin(orphan.continuation, bound: orphan.exchange) {
+                    exchange.finish(.failure(.connectionLost.with(detail: "the connection to \(key) closed")))
+                }
+            }
+            pool?.lane?.unpark(slot)
+        }
         state = .closed
         releaseSocket()
         watchdog?.cancel()

@@ -14,6 +14,8 @@ final class HostPool {
     let loop: EventLoop
     let settings: NativeSettings
     let tlsContext: TLSContext?
+    /// Where idle plain-HTTP connections are parked for callers to send on directly.
+    let lane: NativeDirectLane?
     private let contextBound: LoopBound<NativeLoopContext>
 
     /// The loop's context, attached on first use.
@@ -34,11 +36,12 @@ final class HostPool {
 
     /// Creates an empty pool; callable from any thread (the pool is then handed to its loop).
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?,
-         context: LoopBound<NativeLoopContext>) {
+         lane: NativeDirectLane?, context: LoopBound<NativeLoopContext>) {
         self.key = key
         self.loop = loop
         self.settings = settings
         self.tlsContext = tlsContext
+        self.lane = lane
         self.contextBound = context
     }
 
@@ -55,12 +58,7 @@ final class HostPool {
     func start(_ bound: LoopBound<NativeExchange>, continuation: NativeExchange.Continuation, selfBound: LoopBound<HostPool>) {
         let exchange = bound.value
         guard exchange.begin(continuation, bound: bound) else { return }
-        if context == nil {
-            let context = contextBound.value
-            if context.isShutDown { isClosed = true } else { context.pools.append(self) }
-            self.context = context
-            self.selfBound = selfBound
-        }
+        attach(selfBound)
         if isClosed {
             exchange.finish(.failure(NativeErrors.shutDown))
             return
@@ -69,13 +67,26 @@ final class HostPool {
         dispatch(exchange)
     }
 
+    /// Joins the loop's context on first use.
+    private func attach(_ selfBound: LoopBound<HostPool>) {
+        guard context == nil else { return }
+        let context = contextBound.value
+        if context.isShutDown { isClosed = true } else { context.pools.append(self) }
+        self.context = context
+        self.selfBound = selfBound
+    }
+
     /// Puts `exchange` on an idle connection, or in the queue.
     private func dispatch(_ exchange: NativeExchange) {
         while let connection = idle.popLast() {
-            if connection.isIdleAndOpen {
-                connection.execute(exchange)
-                return
+            guard connection.isIdleAndOpen else { continue }
+            if let pending = unpark(connection) {
+                // A caller sent on it meanwhile: it is busy with that request now.
+                adopt(pending, on: connection)
+                continue
             }
+            connection.execute(exchange)
+            return
         }
         exchange.enter(.waiting)
         waiters.append(exchange)
@@ -153,6 +164,79 @@ final class HostPool {
         connection.idleSince = EventLoop.now()
         idle.append(connection)
         armSweep(deadline: connection.idleSince &+ settings.idleTimeout)
+        if let lane, let slot = connection.slot {
+            slot.markParked()
+            lane.park(slot)
+            connection.armWatchdog(deadline: connection.idleSince &+ NativeDirectLane.horizon)
+        }
+    }
+
+    // MARK: - Requests sent directly by callers
+
+    /// Takes a parked connection back from the callers; returns the request one of them sent on
+    /// it meanwhile, if any.
+    func unpark(_ connection: HTTP1ClientConnection) -> NativeDirectRequest? {
+        guard let slot = connection.slot else { return nil }
+        let pending = slot.reclaim()
+        lane?.unpark(slot)
+        return pending
+    }
+
+    /// Makes a request that a caller sent on `connection` an exchange of the loop.
+    func adopt(_ request: NativeDirectRequest, on connection: HTTP1ClientConnection) {
+        if let index = idle.firstIndex(where: { $0 === connection }) { idle.remove(at: index) }
+        let exchange = request.exchange.value
+        guard exchange.begin(request.continuation, bound: request.exchange) else {
+            // Cancelled before the loop saw it: its answer will never be read.
+            connection.close()
+            return
+        }
+        if isClosed {
+            exchange.finish(.failure(NativeErrors.shutDown))
+            connection.close()
+            return
+        }
+        exchange.pool = self
+        connection.executeAdopted(exchange, request: request)
+    }
+
+    /// The loop noticed activity on an idle connection: adopts a request sent on it, if any.
+    /// Returns `true` when it did.
+    func adoptIfSent(_ connection: HTTP1ClientConnection) -> Bool {
+        guard let pending = unpark(connection) else { return false }
+        adopt(pending, on: connection)
+        return true
+    }
+
+    /// A caller's request was not written completely: the loop takes it over now.
+    func adoptUnfinished(_ slot: NativeDirectSlot, selfBound: LoopBound<HostPool>) {
+        attach(selfBound)
+        guard let connection = idle.first(where: { $0.slot === slot }) else { return }
+        _ = adoptIfSent(connection)
+    }
+
+    /// Cancels a request that a caller sent directly on `slot`.
+    func cancelDirect(_ slot: NativeDirectSlot, exchange bound: LoopBound<NativeExchange>) {
+        if let connection = idle.first(where: { $0.slot === slot }), slot.pendingRequest() != nil {
+            _ = adoptIfSent(connection)
+        }
+        bound.value.cancel()
+    }
+
+    /// The watchdog of an idle connection ticked: times out a request sent on it, if any.
+    func parkedTick(_ connection: HTTP1ClientConnection) {
+        guard let slot = connection.slot else { return }
+        let now = EventLoop.now()
+        if let pending = slot.pendingRequest() {
+            let deadline = pending.startedAt &+ pending.timeout
+            if now >= deadline {
+                _ = adoptIfSent(connection)  // its own watchdog then fails it at once
+            } else {
+                connection.armWatchdog(deadline: min(deadline, now &+ NativeDirectLane.horizon))
+            }
+        } else if slot.isParked {
+            connection.armWatchdog(deadline: now &+ NativeDirectLane.horizon)
+        }
     }
 
     /// A connection closed. `establishmentError` is set when it never became ready: the exchange
@@ -193,7 +277,13 @@ final class HostPool {
         sweepDeadline = 0
         let now = EventLoop.now()
         let expired = idle.filter { now &- min($0.idleSince, now) >= settings.idleTimeout }
-        for connection in expired { connection.close(graceful: true) }
+        for connection in expired {
+            if let pending = unpark(connection) {
+                adopt(pending, on: connection)
+            } else {
+                connection.close(graceful: true)
+            }
+        }
         if let oldest = idle.first {
             armSweep(deadline: oldest.idleSince &+ settings.idleTimeout)
         }
@@ -208,6 +298,12 @@ final class HostPool {
         sweepTimer = nil
         for exchange in waiters.removeAll() { exchange.finish(.failure(NativeErrors.shutDown)) }
         for connection in Array(connections.values) {
+            if let pending = unpark(connection) {
+                let exchange = pending.exchange.value
+                if exchange.begin(pending.continuation, bound: pending.exchange) {
+                    exchange.finish(.failure(NativeErrors.shutDown))
+                }
+            }
             let dedicated = connection.dedicatedTo
             connection.dedicatedTo = nil
             if let exchange = connection.detach() { exchange.finish(.failure(NativeErrors.shutDown)) }

@@ -36,8 +36,15 @@ public final class NativeTransport: Transport {
     /// The configuration the transport was created with.
     public let configuration: Configuration
 
+    /// A pool and, for plain HTTP, its lane of parked connections.
+    struct PoolHandle: Sendable {
+        let pool: LoopBound<HostPool>
+        let lane: NativeDirectLane?
+        var loop: EventLoop { pool.loop }
+    }
+
     private struct State {
-        var pools: [NativePoolKey: LoopBound<HostPool>] = [:]
+        var pools: [NativePoolKey: PoolHandle] = [:]
         var nextLoop = 0
         var isShutDown = false
     }
@@ -95,42 +102,69 @@ public final class NativeTransport: Transport {
     /// - Throws: ``HTTPConnectionError`` (see the kinds listed in the type's documentation).
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
         let target = try NativeRequestTarget(url: request.url)
-        let pool = try pool(for: target.key)
+        let handle = try pool(for: target.key)
         let (wire, inlined) = NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
-        let loop = pool.loop
+        let pool = handle.pool
+        let loop = handle.loop
         let exchange = LoopBound(sending: NativeExchange(request: request, wire: wire, bodyInlined: inlined, observer: observer), to: loop)
+        let timeout = request.timeout.nativeNanoseconds
+        // The fast path: a parked idle connection, a request that fits one write, a timeout the
+        // parked connections' watchdog covers.
+        let lane = inlined && timeout >= NativeDirectLane.horizon ? handle.lane : nil
+        let ticket = NativeDirectTicket()
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: NativeExchange.Continuation) in
+                if let lane, let sent = lane.send(wire, ticket: ticket, request: { written, error in
+                    NativeDirectRequest(exchange: exchange, continuation: continuation, written: written, error: error,
+                                        startedAt: EventLoop.now(), timeout: timeout)
+                }) {
+                    // Sent: the loop adopts it when the answer arrives, or now when the write was partial.
+                    if !sent.complete {
+                        let slot = sent.slot
+                        loop.execute { pool.value.adoptUnfinished(slot, selfBound: pool) }
+                    }
+                    return
+                }
                 let accepted = loop.execute {
                     pool.value.start(exchange, continuation: continuation, selfBound: pool)
                 }
                 if !accepted { continuation.resume(returning: .failure(NativeErrors.shutDown)) }
             }
         } onCancel: {
-            loop.execute { exchange.value.cancel() }
+            let slot = ticket.cancel()
+            loop.execute {
+                if let slot {
+                    pool.value.cancelDirect(slot, exchange: exchange)
+                } else {
+                    exchange.value.cancel()
+                }
+            }
         }
         return try outcome.get()
     }
 
     /// The pool for `key` if it exists.
     func existingPool(for key: NativePoolKey) -> LoopBound<HostPool>? {
-        state.withLock { $0.pools[key] }
+        state.withLock { $0.pools[key]?.pool }
     }
 
     /// The pool for `key`, created on first use on the next loop.
-    private func pool(for key: NativePoolKey) throws(HTTPConnectionError) -> LoopBound<HostPool> {
+    private func pool(for key: NativePoolKey) throws(HTTPConnectionError) -> PoolHandle {
         if let startupError { throw startupError }
         let tlsContext = key.secure ? try tls.context() : nil
-        let found = state.withLock { state -> LoopBound<HostPool>? in
+        let found = state.withLock { state -> PoolHandle? in
             if state.isShutDown { return nil }
-            if let pool = state.pools[key] { return pool }
+            if let handle = state.pools[key] { return handle }
             let index = state.nextLoop % contexts.count
             state.nextLoop &+= 1
             let context = contexts[index]
-            let pool = LoopBound(sending: HostPool(key: key, loop: context.loop, settings: settings, tlsContext: tlsContext, context: context),
+            let lane = key.secure ? nil : NativeDirectLane()
+            let pool = LoopBound(sending: HostPool(key: key, loop: context.loop, settings: settings, tlsContext: tlsContext,
+                                                   lane: lane, context: context),
                                  to: context.loop)
-            state.pools[key] = pool
-            return pool
+            let handle = PoolHandle(pool: pool, lane: lane)
+            state.pools[key] = handle
+            return handle
         }
         guard let found else { throw NativeErrors.shutDown }
         return found
