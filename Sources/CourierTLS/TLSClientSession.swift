@@ -80,9 +80,13 @@ public final class TLSClientSession {
     ///   OpenSSL cannot allocate the session.
     public init(context: TLSContext, serverName: String) throws(TLSError) {
         let name = Self.normalizedServerName(serverName)
-        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 255 else {
+        let isIPAddress = Self.isIPAddress(name)
+        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 255,
+              isIPAddress || !name.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+        else {
             throw TLSError.invalidConfiguration.with(
-                detail: "the server name must be 1 to 255 bytes without NUL, got \(serverName.utf8.count) bytes")
+                detail: "the server name must be 1 to 255 bytes without NUL or empty labels, "
+                    + "got \(serverName.utf8.count) bytes")
         }
         ERR_clear_error()
         guard let ssl = SSL_new(context.context) else {
@@ -109,7 +113,7 @@ public final class TLSClientSession {
         self.inputBIO = input
         self.outputBIO = output
         self.verificationName = name
-        self.serverNameIsIPAddress = Self.isIPAddress(name)
+        self.serverNameIsIPAddress = isIPAddress
 
         // From here on, deinit frees `ssl` if configuring it fails.
         try configureServerName()
@@ -395,13 +399,14 @@ public final class TLSClientSession {
         return error
     }
 
-    /// Removes URL brackets around IPv6 literals and one trailing dot.
+    /// Removes URL brackets around IPv6 literals and one trailing dot (the
+    /// DNS root), which SNI and certificate names never carry.
     private static func normalizedServerName(_ name: String) -> String {
         var result = Substring(name)
         if result.hasPrefix("["), result.hasSuffix("]"), result.count >= 2 {
             result = result.dropFirst().dropLast()
         }
-        if result.hasSuffix("."), result.count > 1 {
+        if result.hasSuffix(".") {
             result = result.dropLast()
         }
         return String(result)

@@ -65,10 +65,14 @@ final class OpenSSLServer {
         (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
     }
 
-    /// Terminates the server, waits for it to exit and removes its log.
+    /// Kills the server, waits for it to exit and removes its log.
+    ///
+    /// SIGKILL rather than `Process.terminate()` (SIGTERM): the child inherits
+    /// the signal mask of the thread that spawned it, and Swift's worker
+    /// threads block SIGTERM, so s_server would never see it.
     func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
         }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: logURL)

@@ -73,7 +73,7 @@ struct TLSConfigurationTests {
     @Test("empty or malformed server names fail with invalidConfiguration")
     func badServerNames() throws {
         let context = try TLSContext(configuration: TLSConfiguration())
-        for name in ["", ".", "[]", "bad\0name", String(repeating: "a", count: 256)] {
+        for name in ["", ".", "[]", "a..b", ".example.com", "example.com..", "bad\0name", String(repeating: "a", count: 256)] {
             #expect(throws: TLSError.invalidConfiguration, "\(name.debugDescription)") {
                 try TLSClientSession(context: context, serverName: name)
             }

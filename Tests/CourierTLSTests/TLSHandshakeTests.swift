@@ -20,7 +20,11 @@ struct TLSHandshakeTests {
             #expect(try client.session.handshake() == .complete)
 
             try client.send("GET / HTTP/1.0\r\n\r\n")
-            let (bytes, _) = try client.receiveAll()
+            let (bytes, end) = try client.receiveAll()
+            // s_server -www ends its answer with close_notify.
+            #expect(end == .closeNotify)
+            var buffer: [UInt8] = []
+            #expect(try client.session.readPlaintext(into: &buffer) == .closed)
             let text = String(decoding: bytes, as: UTF8.self)
             #expect(text.hasPrefix("HTTP/1.0 200 ok\r\n"))
             // s_server's status page names the protocol and cipher it used.
@@ -175,6 +179,27 @@ struct TLSHandshakeTests {
             unverified.verifyHostname = false
             #expect(try connect(to: server, configuration: unverified, serverName: "other.test")
                 .session.isHandshakeComplete)
+        }
+    }
+
+    @Test("a server that dies without close_notify yields uncleanShutdown")
+    func uncleanShutdown() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let leaf = try pki.issue("localhost", subjectAltName: "DNS:localhost")
+        try withServer(leaf) { server throws in
+            let client = try connect(to: server, configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
+            server.stop() // SIGKILL: the kernel closes the socket, no alert is sent
+            let error = #expect(throws: TLSError.uncleanShutdown) {
+                // receiveAll reports uncleanShutdown as `.unclean`; read directly to see the error.
+                var buffer: [UInt8] = []
+                for _ in 0..<100 {
+                    if try client.session.readPlaintext(into: &buffer) == .wantsMoreInput {
+                        try client.receiveIntoSession()
+                    }
+                }
+            }
+            #expect(error?.isCertificateError == false)
         }
     }
 

@@ -124,7 +124,7 @@ final class TLSTestClient {
     }
 
     /// Receives once from the socket and feeds the bytes (or end of file) to the session.
-    private func receiveIntoSession() throws {
+    func receiveIntoSession() throws {
         var buffer = [UInt8](repeating: 0, count: 16_384)
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if count < 0 {
