@@ -14,18 +14,18 @@ import Foundation
 /// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, and
 /// `SSL_MODE_RELEASE_BUFFERS` (idle pooled connections release their record
 /// buffers).
-public final class TLSContext: @unchecked Sendable {
-    // @unchecked: the only stored state besides the immutable configuration is
-    // the SSL_CTX pointer, which is fully configured in `init` and never
-    // modified afterwards. OpenSSL documents an SSL_CTX (and its X509_STORE,
-    // which carries its own lock) as safe to share between threads for
-    // creating connections once it is no longer being changed.
-
+public final class TLSContext: Sendable {
     /// The configuration this context was built from.
     public let configuration: TLSConfiguration
 
     /// The `SSL_CTX`, owned by this object.
-    let context: OpaquePointer
+    ///
+    /// `nonisolated(unsafe)` because raw pointers are not `Sendable`; sharing
+    /// this one is safe: the SSL_CTX is fully configured in `init` and never
+    /// modified afterwards, and OpenSSL documents a context that is no longer
+    /// being changed (including its X509_STORE, which has its own lock) as
+    /// safe to use from many threads to create connections.
+    nonisolated(unsafe) let context: OpaquePointer
 
     /// Builds a context.
     ///
