@@ -27,6 +27,8 @@ extension HTTPConnection {
         public var clock: any RequestClock
         /// Hears every request and response, with credentials redacted; `nil` by default.
         public var eventMonitor: EventMonitor?
+        /// The HTTP cache; ``HTTPCache/shared`` (in memory) by default, `nil` for none.
+        public var cache: HTTPCache?
 
         /// Creates a configuration with every setting at its default.
         public init(
@@ -41,7 +43,8 @@ extension HTTPConnection {
             redirectPolicy: RedirectPolicy = .follow,
             deadline: Duration? = nil,
             clock: any RequestClock = SystemRequestClock(),
-            eventMonitor: EventMonitor? = nil
+            eventMonitor: EventMonitor? = nil,
+            cache: HTTPCache? = .shared
         ) {
             self.timeout = timeout
             self.cachePolicy = cachePolicy
@@ -55,6 +58,7 @@ extension HTTPConnection {
             self.deadline = deadline
             self.clock = clock
             self.eventMonitor = eventMonitor
+            self.cache = cache
         }
     }
 }

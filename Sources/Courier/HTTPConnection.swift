@@ -27,6 +27,8 @@ public final class HTTPConnection: Sendable {
     public let callbackQueue: DispatchQueue
     /// Hears every request and response, with credentials redacted; `nil` unless configured.
     public let eventMonitor: EventMonitor?
+    /// The HTTP cache this connection's requests use, per their ``CachePolicy``; `nil` for none.
+    public let cache: HTTPCache?
 
     let pipeline: RequestPipeline
     let authentication: AuthenticationRegistry
@@ -47,7 +49,9 @@ public final class HTTPConnection: Sendable {
         self.authentication = authentication
         self.pipeline = RequestPipeline(transport: transport, stages: [
             AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network)),
+            CacheStage(cache: configuration.cache),
         ] + network)
+        self.cache = configuration.cache
         self.eventMonitor = configuration.eventMonitor
         self.settings = Mutex(Settings(configuration))
     }

@@ -71,7 +71,9 @@ extension HTTPRequest {
         /// even when nothing else references the connection (fire-and-forget).
         case managed
         /// The request lives only as long as its ``HTTPConnection``: when the connection is
-        /// released, the request is cancelled and delivers no callback at all.
+        /// released, the request is cancelled and delivers no callback at all. This applies to
+        /// the closure style; an `async` caller holds the connection while it awaits (it is
+        /// calling a method on it), so cancel its Swift task instead.
         case unmanaged
     }
 

@@ -12,6 +12,19 @@ public struct HTTPResponse: Sendable {
     public var url: URL
     /// What the request cost; set on responses delivered by ``HTTPConnection``.
     public var metrics: RequestMetrics?
+    /// Where the response came from: the network (the default), the cache, or the cache after
+    /// the server confirmed it.
+    public var source: Source = .network
+
+    /// Where a response came from.
+    public enum Source: Sendable, Equatable {
+        /// The server sent it.
+        case network
+        /// The cache answered without contacting the server.
+        case cache
+        /// The cache answered after the server confirmed the stored response with a 304.
+        case revalidatedCache
+    }
 
     /// Creates a response.
     public init(status: Status, headers: HTTPHeaders = [:], body: Data = Data(), url: URL) {

@@ -34,6 +34,8 @@ public struct RequestMetrics: Sendable, CustomStringConvertible {
     public var redirects = 0
     /// Whether the last attempt reused a pooled connection.
     public var reusedConnection = false
+    /// What the cache did for this request; `nil` when no cache was consulted.
+    public var cache: CacheOutcome?
 
     /// Creates empty metrics.
     public init() {}
@@ -44,7 +46,18 @@ public struct RequestMetrics: Sendable, CustomStringConvertible {
         return "\(attempts) attempt\(attempts == 1 ? "" : "s"), \(redirects) redirect\(redirects == 1 ? "" : "s"), "
             + "\(bytesReceived) B in, \(bytesSent) B out, \(String(format: "%.1f", millis)) ms"
             + (reusedConnection ? ", reused connection" : "")
+            + (cache.map { ", cache \($0)" } ?? "")
     }
+}
+
+/// What the cache did for one request.
+public enum CacheOutcome: Sendable, Equatable {
+    /// Answered from the cache.
+    case hit
+    /// Not answered from the cache: the network was used.
+    case miss
+    /// Answered from the cache after a 304 from the server.
+    case revalidated
 }
 
 /// The timings and byte counts of one transport attempt, as a transport reports them.

@@ -36,10 +36,11 @@ struct AuthenticationStage: PipelineStage {
             case .cancelled:
                 throw .cancelled
             }
+            let sentAt = ContinuousClock.now
             let response = try await next(attempt)
             guard session.authenticator.isChallenge(response) else { return response }
             if firstChallenge == nil { firstChallenge = response }
-            outcome = await session.rejected(version: version, context: refreshContext)
+            outcome = await session.rejected(version: version, sentAt: sentAt, context: refreshContext)
         }
     }
 }

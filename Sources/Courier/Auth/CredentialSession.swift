@@ -28,6 +28,8 @@ final class CredentialSession: Sendable {
         var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
         var nextWaiter: UInt64 = 0
         var refreshStarts: [ContinuousClock.Instant] = []
+        /// The last refresh that gave up, for requests that were already out when it did.
+        var giveUp: (at: ContinuousClock.Instant, version: Int, error: any Error)?
     }
 
     /// What a locked decision asks the caller to do once the lock is released.
@@ -72,11 +74,15 @@ final class CredentialSession: Sendable {
     }
 
     /// A response rejected the credential of `version`: hands back a newer one, joins the
-    /// refresh that is running, or starts one.
-    func rejected(version: Int, context: AuthenticationContext) async -> Outcome {
+    /// refresh that is running, or starts one. A request sent before a refresh gave up shares
+    /// that outcome instead of starting another refresh.
+    func rejected(version: Int, sentAt: ContinuousClock.Instant, context: AuthenticationContext) async -> Outcome {
         await decide(context: context) { state in
             if state.refreshing { return .wait }
             if version < state.version { return .resume(.credential(state.credential, version: state.version)) }
+            if let giveUp = state.giveUp, giveUp.version == version, sentAt <= giveUp.at {
+                return .resume(.gaveUp(giveUp.error))
+            }
             return self.beginRefresh(&state)
         }
     }
@@ -155,8 +161,10 @@ final class CredentialSession: Sendable {
             case .success(let credential):
                 state.credential = credential
                 state.version += 1
+                state.giveUp = nil
                 return (waiters, .credential(credential, version: state.version))
             case .failure(let error):
+                state.giveUp = (ContinuousClock.now, state.version, error)
                 return (waiters, .gaveUp(error))
             case nil:
                 return (waiters, .throttled)

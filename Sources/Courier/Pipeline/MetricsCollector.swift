@@ -13,6 +13,10 @@ final class MetricsCollector: Sendable {
         metrics.withLock { $0.redirects += 1 }
     }
 
+    func recordCache(_ outcome: CacheOutcome) {
+        metrics.withLock { $0.cache = outcome }
+    }
+
     func record(_ transport: TransportMetrics) {
         metrics.withLock { metrics in
             metrics.queued = transport.queued

@@ -48,6 +48,16 @@ struct RequestPlan: Sendable {
         self.deadline = nil
     }
 
+    /// A copy with another redirect policy.
+    init(copying plan: RequestPlan, redirectPolicy: RedirectPolicy) {
+        self.request = plan.request
+        self.transportRequest = plan.transportRequest
+        self.cachePolicy = plan.cachePolicy
+        self.retryPolicy = plan.retryPolicy
+        self.redirectPolicy = redirectPolicy
+        self.deadline = plan.deadline
+    }
+
     /// Resolves a target against a base URL and appends the query.
     ///
     /// An absolute target (with a scheme) is used as it is. A relative one is appended to the

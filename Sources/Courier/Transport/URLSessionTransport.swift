@@ -83,6 +83,17 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(nil)  // the pipeline owns redirects
     }
 
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        // The pipeline's re-authentication queue owns credentials. Corelibs URLSession cannot hand
+        // a challenged 401 back as a response (default handling never completes without stored
+        // credentials), so the exchange keeps the challenge's response head and ends the task.
+        if let exchange = exchange(for: task), let response = challenge.failureResponse {
+            exchange.didReceiveChallenge(response)
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         let keepGoing = exchange(for: dataTask)?.didReceive(response) ?? false
@@ -96,7 +107,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        exchange?.complete(error: error)
+        exchange?.complete(error: error, response: task.response)
     }
 }
 
@@ -108,6 +119,7 @@ final class URLSessionExchange: Sendable {
         var body = Data()
         var failure: HTTPConnectionError?
         var firstByte: Duration?
+        var challenged = false
     }
 
     private let url: URL
@@ -149,6 +161,12 @@ final class URLSessionExchange: Sendable {
         return true
     }
 
+    /// Records the response of an authentication challenge as the final response, without a body.
+    func didReceiveChallenge(_ response: URLResponse) {
+        guard didReceive(response) else { return }
+        state.withLock { $0.challenged = true }
+    }
+
     /// Appends body bytes; returns `false` when the maximum size is passed.
     func didReceive(_ data: Data) -> Bool {
         let progress: (Int64, Int64?)? = state.withLock { state in
@@ -165,22 +183,34 @@ final class URLSessionExchange: Sendable {
         return true
     }
 
-    func complete(error: (any Error)?) {
-        let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?, Result<HTTPResponse, HTTPConnectionError>) in
+    /// Ends the exchange. `response` is the task's own record of the head, for the responses whose
+    /// head URLSession never reported to the delegate (a redirect status without `Location`).
+    func complete(error: (any Error)?, response: URLResponse?) {
+        if error == nil, state.withLock({ $0.head == nil && $0.failure == nil }), let response {
+            _ = didReceive(response)
+        }
+        let (continuation, result, metrics) = state.withLock { state in
             let continuation = state.continuation
             state.continuation = nil
             var metrics = TransportMetrics()
             metrics.firstByte = state.firstByte
             metrics.bytesSent = bytesSent
             metrics.bytesReceived = Int64(state.body.count)
-            observer.transportDidCollect(metrics)
-            if let failure = state.failure { return (continuation, .failure(failure)) }
-            if let error { return (continuation, .failure(Self.map(error))) }
-            guard let head = state.head else {
-                return (continuation, .failure(.badResponse.with(detail: "no response head")))
+            let result: Result<HTTPResponse, HTTPConnectionError>
+            if let failure = state.failure {
+                result = .failure(failure)
+            } else if state.challenged, let head = state.head {
+                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
+            } else if let error {
+                result = .failure(Self.map(error, headReceived: state.head != nil))
+            } else if let head = state.head {
+                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
+            } else {
+                result = .failure(.badResponse.with(detail: "no response head"))
             }
-            return (continuation, .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url)))
+            return (continuation, result, metrics)
         }
+        observer.transportDidCollect(metrics)
         continuation?.resume(returning: result)
     }
 
@@ -188,8 +218,12 @@ final class URLSessionExchange: Sendable {
         .bodyTooLarge.with(detail: "the limit is \(limit) bytes")
     }
 
-    static func map(_ error: any Error) -> HTTPConnectionError {
+    static func map(_ error: any Error, headReceived: Bool) -> HTTPConnectionError {
         guard let urlError = error as? URLError else { return .transportFailed.with(underlying: error) }
+        if urlError.code == .badServerResponse, !headReceived {
+            // libcurl's "Empty reply from server": the server closed before answering.
+            return .connectionLost.with(detail: "the server closed the connection before answering", underlying: urlError)
+        }
         let kind: HTTPConnectionError = switch urlError.code {
         case .cancelled: .cancelled
         case .timedOut: .timedOut

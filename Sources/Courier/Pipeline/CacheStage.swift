@@ -1,0 +1,103 @@
+import Foundation
+
+/// The HTTP cache as a pipeline stage: answers from the cache, revalidates, stores, invalidates.
+struct CacheStage: PipelineStage {
+    let cache: HTTPCache?
+
+    static let unsafeMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
+
+    func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        guard let cache else { return try await next(request) }
+        if Self.unsafeMethods.contains(request.method) {
+            let response = try await next(request)
+            if (200..<400).contains(response.status.code) { cache.invalidate(request.url) }
+            return response
+        }
+        guard request.method == .get || request.method == .head else { return try await next(request) }
+
+        let policy = context.plan.cachePolicy
+        let requestControl = CacheControl(request.headers)
+        let stored = policy == .reloadIgnoringCache || requestControl.noStore ? nil : cache.lookup(request)
+        switch policy {
+        case .returnCacheDataDontLoad:
+            guard let stored else {
+                record(.miss, cache, context)
+                throw .notCached.with(detail: "nothing is stored for \(request.url.absoluteString)")
+            }
+            return hit(stored, request, cache, context)
+        case .returnCacheDataElseLoad:
+            if let stored { return hit(stored, request, cache, context) }
+        case .reloadRevalidatingCache:
+            if let stored, stored.hasValidator { return try await revalidate(stored, request, cache, context, next) }
+        case .useProtocolCachePolicy:
+            if let stored, !requestControl.noCache, requestControl.maxAge != 0, !stored.cacheControl.noCache,
+               stored.isFresh(now: cache.now()) {
+                return hit(stored, request, cache, context)
+            }
+            if let stored, stored.hasValidator { return try await revalidate(stored, request, cache, context, next) }
+        case .reloadIgnoringCache:
+            break
+        }
+        record(.miss, cache, context)
+        return try await load(request, cache, next)
+    }
+
+    private func hit(_ stored: CachedResponse, _ request: TransportRequest, _ cache: HTTPCache, _ context: RequestContext) -> HTTPResponse {
+        record(.hit, cache, context)
+        return deliver(stored, source: .cache, for: request)
+    }
+
+    private func load(_ request: TransportRequest, _ cache: HTTPCache, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        let requestTime = cache.now()
+        let response = try await next(request)
+        storeIfAllowed(response, request, cache, requestTime: requestTime)
+        return response
+    }
+
+    private func revalidate(_ stored: CachedResponse, _ request: TransportRequest, _ cache: HTTPCache,
+                            _ context: RequestContext, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        var conditional = request
+        if let tag = stored.entityTag { conditional.headers.set(tag, for: "If-None-Match") }
+        if let modified = stored.lastModified { conditional.headers.set(modified, for: "If-Modified-Since") }
+        let requestTime = cache.now()
+        let response = try await next(conditional)
+        guard response.status.code == 304 else {
+            record(.miss, cache, context)
+            storeIfAllowed(response, request, cache, requestTime: requestTime)
+            return response
+        }
+        var updated = stored
+        updated.update(with: response, requestTime: requestTime, responseTime: cache.now())
+        cache.store(updated)
+        record(.revalidated, cache, context)
+        return deliver(updated, source: .revalidatedCache, for: request)
+    }
+
+    private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache, requestTime: Date) {
+        guard request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code) else { return }
+        let responseControl = CacheControl(response.headers)
+        guard !responseControl.noStore, !CacheControl(request.headers).noStore else { return }
+        if request.headers.contains("Authorization"), !responseControl.isPublic, !responseControl.mustRevalidate { return }
+        let entry = CachedResponse(response, request: request, requestTime: requestTime, responseTime: cache.now())
+        guard !CachedResponse.varyNames(response.headers).contains("*"),
+              entry.freshnessLifetime > 0 || entry.hasValidator else { return }
+        cache.store(entry)
+    }
+
+    private func deliver(_ stored: CachedResponse, source: HTTPResponse.Source, for request: TransportRequest) -> HTTPResponse {
+        var response = stored.response(source: source)
+        if request.method == .head { response.body = .init() }
+        return response
+    }
+
+    private func record(_ outcome: CacheOutcome, _ cache: HTTPCache, _ context: RequestContext) {
+        context.metrics.recordCache(outcome)
+        cache.count { statistics in
+            switch outcome {
+            case .hit: statistics.hits += 1
+            case .miss: statistics.misses += 1
+            case .revalidated: statistics.revalidations += 1
+            }
+        }
+    }
+}
