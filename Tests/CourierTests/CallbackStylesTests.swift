@@ -36,7 +36,7 @@ struct CallbackStylesTests {
         }
     }
 
-    static let targets = ["/echo/same?x=1", "/status/404", "/status/503", "/bytes/5000"]
+    static let targets = ["/bytes/300?x=1", "/status/404", "/status/503", "/bytes/5000"]
 
     @Test("delegate, closures and async give identical results", arguments: TransportUnderTest.allCases, targets)
     func identicalResults(transport: TransportUnderTest, target: String) async throws {

@@ -66,7 +66,7 @@ struct CancellationTests {
         let start = clock.now
         connection.cancel(id)
         #expect(await eventually { recorder.closureTerminalCount == 1 })
-        #expect(clock.now - start < .seconds(2))
+        #expect(clock.now - start < .seconds(10))
         #expect(recorder.events.filter(\.isTerminal) == [.cancel(id)])
     }
 

@@ -30,26 +30,6 @@ struct LifetimeTests {
         #expect(recorder.terminalCount == 0 && recorder.closureTerminalCount == 0)
     }
 
-    @Test("an unmanaged async request throws cancelled when its connection is released", arguments: TransportUnderTest.allCases)
-    func unmanagedAsync(transport: TransportUnderTest) async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        let sharedTransport = transport.make()
-        var connection: HTTPConnection? = HTTPConnection(baseURL: server.baseURL,
-                                                         configuration: .init(timeout: .seconds(30), transport: sharedTransport))
-        var request = HTTPRequest(.get, "/fault/stall")
-        request.lifetime = .unmanaged
-        let task = Task { [weak connection] in
-            guard let connection else { throw HTTPConnectionError.cancelled.with(detail: "released too early") }
-            return try await connection.send(request)
-        }
-        #expect(await eventually { server.requestCount(path: "/fault/stall") == 1 })
-        connection = nil
-        let result = await task.result
-        #expect(throws: HTTPConnectionError.cancelled) { try result.get() }
-        #expect(await eventually { server.connectionsOpen == 0 })
-    }
-
     @Test("I6 a managed request completes while no reference to its connection is held, then the connection is freed", arguments: TransportUnderTest.allCases)
     func managedCompletesWithoutReference(transport: TransportUnderTest) async throws {
         let server = try TestServer()

@@ -43,8 +43,9 @@ struct Echo: Decodable, Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool) async -> Bool {
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held. The generous
+/// default keeps the suite honest on a loaded 2-core machine: it bounds a hang, it does not time.
+func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () -> Bool) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while clock.now < deadline {
@@ -77,5 +78,18 @@ final class WeakReference<Object: AnyObject & Sendable>: Sendable {
     var value: Object? {
         get { box.withLock { $0.object } }
         set { box.withLock { $0.object = newValue } }
+    }
+}
+
+/// A value behind a lock, as a class, so that closures can capture it.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        mutex.withLock { body(&$0) }
     }
 }

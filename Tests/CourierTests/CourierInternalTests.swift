@@ -1,0 +1,53 @@
+@testable import Courier
+import Foundation
+import Testing
+
+/// Rules checked below the public API, where a real peer cannot produce the case.
+@Suite("Internals")
+struct CourierInternalTests {
+    @Test("F4 an https → http redirect is refused by default and allowed on request")
+    func downgradeRefused() async throws {
+        let secure = URL(string: "https://api.example.com/start")!
+        let request = TransportRequest(method: .get, url: secure)
+        func context(_ policy: RedirectPolicy) -> RequestContext {
+            var plan = RequestPlan(bypassing: request)
+            plan = RequestPlan(copying: plan, redirectPolicy: policy)
+            return RequestContext(id: RequestID.next(), plan: plan, observer: IgnoringTransportObserver(),
+                                  events: SilentRequestEvents(), metrics: MetricsCollector(), deadline: nil)
+        }
+        // The next stage stands in for the server's answer: this is a policy decision, not network behaviour.
+        let next = PipelineNext { request throws(HTTPConnectionError) in
+            if request.url.scheme == "https" {
+                return HTTPResponse(status: .init(code: 302), headers: ["Location": "http://api.example.com/plain"], url: request.url)
+            }
+            return HTTPResponse(status: .ok, url: request.url)
+        }
+        await #expect(throws: HTTPConnectionError.redirectRefused) {
+            try await RedirectStage().send(request, context: context(.follow), next: next)
+        }
+        let allowed = try await RedirectStage().send(request, context: context(.follow(allowingInsecureDowngrade: true)), next: next)
+        #expect(allowed.url.scheme == "http")
+    }
+
+    @Test("Retry-After parses delta-seconds and all three HTTP date forms")
+    func retryAfterParsing() {
+        let now = Date(timeIntervalSince1970: 784_111_777 - 60)  // a minute before Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(RetryAfter.delay("120", now: now) == .seconds(120))
+        #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == .seconds(60))
+        #expect(RetryAfter.delay("Sunday, 06-Nov-94 08:49:37 GMT", now: now) == .seconds(60))
+        #expect(RetryAfter.delay("Sun Nov  6 08:49:37 1994", now: now) == .seconds(60))
+        #expect(RetryAfter.delay("soon", now: now) == nil)
+        #expect(RetryAfter.delay("-5", now: now) == nil)
+        #expect(RetryAfter.delay(nil, now: now) == nil)
+    }
+
+    @Test("URLs: relative targets join the base path with one slash")
+    func urlResolution() throws {
+        let base = URL(string: "https://h.example/api/")!
+        #expect(try RequestPlan.url(for: HTTPRequest(.get, "/rooms"), baseURL: base).absoluteString == "https://h.example/api/rooms")
+        #expect(try RequestPlan.url(for: HTTPRequest(.get, "rooms"), baseURL: URL(string: "https://h.example/api")!).absoluteString
+                == "https://h.example/api/rooms")
+        #expect(try RequestPlan.url(for: HTTPRequest(.get, ""), baseURL: base).absoluteString == "https://h.example/api/")
+        #expect(throws: HTTPConnectionError.invalidURL) { try RequestPlan.url(for: HTTPRequest(.get, "ftp://x/y"), baseURL: nil) }
+    }
+}
