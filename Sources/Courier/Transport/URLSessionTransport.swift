@@ -41,8 +41,10 @@ public final class URLSessionTransport: Transport {
 
     /// Sends the request with a URLSession data task.
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
+        // Corelibs truncates the interval to whole seconds (0 meaning its 60 s default), so the
+        // exchange's own watchdog enforces the exact idle timeout; this is only a backstop.
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                    timeoutInterval: request.timeout.timeInterval)
+                                    timeoutInterval: max(1, request.timeout.timeInterval.rounded(.up)) + 1)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.httpShouldHandleCookies = false
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
@@ -56,6 +58,7 @@ public final class URLSessionTransport: Transport {
             await withCheckedContinuation { continuation in
                 exchange.begin(continuation)
                 router.register(exchange, for: task)
+                exchange.watch(task, idleTimeout: request.timeout)
                 if Task.isCancelled { task.cancel() }
                 task.resume()
             }
@@ -120,6 +123,8 @@ final class URLSessionExchange: Sendable {
         var failure: HTTPConnectionError?
         var firstByte: Duration?
         var challenged = false
+        var lastProgress = ContinuousClock.now
+        var watchdog: Task<Void, Never>?
     }
 
     private let url: URL
@@ -155,10 +160,33 @@ final class URLSessionExchange: Sendable {
             state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
             return false
         }
-        let elapsed = ContinuousClock.now - started
-        state.withLock { $0.head = head; $0.firstByte = elapsed }
+        let now = ContinuousClock.now
+        state.withLock { $0.head = head; $0.firstByte = now - started; $0.lastProgress = now }
         observer.transportDidReceiveHead(head)
         return true
+    }
+
+    /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`.
+    func watch(_ task: URLSessionTask, idleTimeout: Duration) {
+        let watchdog = Task { [weak self] in
+            var wait = idleTimeout
+            while (try? await Task.sleep(for: wait)) != nil {
+                guard let self else { return }
+                let idle = ContinuousClock.now - self.state.withLock { $0.lastProgress }
+                guard idle >= idleTimeout else {
+                    wait = idleTimeout - idle
+                    continue
+                }
+                self.state.withLock { state in
+                    if state.failure == nil {
+                        state.failure = .timedOut.with(detail: "nothing arrived for \(idleTimeout)")
+                    }
+                }
+                task.cancel()
+                return
+            }
+        }
+        state.withLock { $0.watchdog = watchdog }
     }
 
     /// Records the response of an authentication challenge as the final response, without a body.
@@ -176,6 +204,7 @@ final class URLSessionExchange: Sendable {
                 return nil
             }
             state.body.append(data)
+            state.lastProgress = .now
             return (Int64(state.body.count), state.head?.expectedContentLength)
         }
         guard let (soFar, expected) = progress else { return false }
@@ -192,6 +221,8 @@ final class URLSessionExchange: Sendable {
         let (continuation, result, metrics) = state.withLock { state in
             let continuation = state.continuation
             state.continuation = nil
+            state.watchdog?.cancel()
+            state.watchdog = nil
             var metrics = TransportMetrics()
             metrics.firstByte = state.firstByte
             metrics.bytesSent = bytesSent
