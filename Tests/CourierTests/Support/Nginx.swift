@@ -25,7 +25,7 @@ final class Nginx: Sendable {
     let port: Int
     /// The directory holding its config, logs and document root (`html/`).
     let directory: URL
-    private let process: Process
+    private let child: ChildProcess
     private let stopped = Mutex(false)
 
     /// `http://127.0.0.1:<port>` or `https://…` for a TLS server.
@@ -89,19 +89,14 @@ final class Nginx: Sendable {
                 }
                 """
             try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/logs/error.log"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if Nginx.waitUntilListening(port: port, process: process) {
+            let child = try ChildProcess.spawn(executable, ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/logs/error.log"])
+            if Nginx.waitUntilListening(port: port, child: child) {
                 self.port = port
-                self.process = process
+                self.child = child
                 self.baseURL = URL(string: "\(tls == nil ? "http" : "https")://\(host):\(port)")!
                 return
             }
-            Nginx.terminate(process)
+            child.kill()
             let log = (try? String(contentsOf: directory.appendingPathComponent("logs/error.log"), encoding: .utf8)) ?? ""
             lastError = NginxError("nginx did not start: \(log)")
         }
@@ -131,24 +126,16 @@ final class Nginx: Sendable {
         }
     }
 
-    /// Stops nginx (SIGKILL, without waiting) and removes its directory. Idempotent.
+    /// Stops nginx (SIGKILL: the test's nginx holds nothing worth a graceful stop) and removes
+    /// its directory. Idempotent.
     func stop() {
         let first = stopped.withLock { stopped -> Bool in
             defer { stopped = true }
             return !stopped
         }
         guard first else { return }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        child.kill()
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// Stops a child process and waits for it. `Process.terminate()` sends SIGTERM, which
-    /// children spawned by Foundation here inherit blocked (and nginx then never exits), so this
-    /// sends SIGKILL: the test's nginx holds nothing worth a graceful stop.
-    static func terminate(_ process: Process) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 
     /// A port that was free a moment ago on 127.0.0.1.
@@ -171,9 +158,9 @@ final class Nginx: Sendable {
     }
 
     /// Polls until something accepts connections on `port` (5 s at most) or the process ends.
-    private static func waitUntilListening(port: Int, process: Process) -> Bool {
+    private static func waitUntilListening(port: Int, child: ChildProcess) -> Bool {
         for _ in 0..<250 {
-            if !process.isRunning { return false }
+            if !child.isRunning { return false }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

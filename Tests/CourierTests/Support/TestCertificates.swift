@@ -135,25 +135,27 @@ struct TestCertificates: Sendable {
              key: directory.appendingPathComponent("\(name).key").path)
     }
 
-    /// Runs openssl in `directory`; returns its standard output.
+    /// Runs openssl in `directory` (relative file arguments are resolved against it); returns
+    /// its standard output.
     @discardableResult
     private static func run(_ arguments: [String], in directory: URL) throws -> Data {
         guard let tool else { throw NginxError("openssl is not installed") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let messages = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NginxError("openssl \(arguments.joined(separator: " ")) failed: \(String(decoding: messages, as: UTF8.self))")
+        let known: Set<String> = ["openssl.cnf", "ca.pem", "ca.key", "digest-input.der"]
+        let resolved = arguments.map { argument -> String in
+            let looksLikeFile = known.contains(argument) || [".ext", ".csr", ".pem", ".key", ".der"].contains { argument.hasSuffix($0) }
+            return looksLikeFile && !argument.hasPrefix("/") ? directory.appendingPathComponent(argument).path : argument
         }
-        return data
+        let output = directory.appendingPathComponent("openssl-\(UUID().uuidString).out").path
+        let errors = directory.appendingPathComponent("openssl-\(UUID().uuidString).err").path
+        defer {
+            try? FileManager.default.removeItem(atPath: output)
+            try? FileManager.default.removeItem(atPath: errors)
+        }
+        let status = try ChildProcess.spawn(tool, resolved, stdout: output, stderr: errors).wait()
+        guard status == 0 else {
+            let messages = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            throw NginxError("openssl \(arguments.joined(separator: " ")) failed (\(status)): \(messages)")
+        }
+        return FileManager.default.contents(atPath: output) ?? Data()
     }
 }
