@@ -48,7 +48,9 @@ final class NativeExchange {
     /// The pool it belongs to once started.
     var pool: HostPool?
     /// The connection it runs on while active.
-    var connection: HTTP1ClientConnection?
+    var connection: HTTP1ClientConnection? {
+        didSet { if let connection, connection.completedExchanges > 0 { reusedConnection = true } }
+    }
     /// How many times it was re-sent after a stale pooled connection (at most once).
     var staleRetries = 0
 
@@ -56,7 +58,14 @@ final class NativeExchange {
     private var waitingSince: UInt64 = 0
 
     /// The response head, once received.
-    var head: HTTPResponse.Head?
+    var head: HTTPResponse.Head? {
+        didSet { if oldValue == nil, head != nil { firstByteAt = EventLoop.now() } }
+    }
+    /// When the exchange was created, and when its head arrived (monotonic nanoseconds), for metrics.
+    private let createdAt = EventLoop.now()
+    private var firstByteAt: UInt64?
+    /// Whether it ran on a connection that had answered before.
+    var reusedConnection = false
     /// The (decoded) body so far.
     var body = Data()
     /// Body bytes received on the wire so far (before content decoding).
@@ -108,7 +117,21 @@ final class NativeExchange {
         connection = nil
         pool = nil
         selfBound = nil
+        observer.transportDidCollect(metrics())
         continuation.resume(returning: outcome)
+    }
+
+    /// What this attempt cost, as far as the exchange saw it.
+    private func metrics() -> TransportMetrics {
+        var metrics = TransportMetrics()
+        metrics.bytesSent = Int64(wire.count + (bodyInlined ? 0 : request.body.count))
+        if let head {
+            let headBytes = head.headers.reduce(17 + head.status.reason.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+            metrics.bytesReceived = Int64(headBytes + wireBodyBytes)
+        }
+        metrics.firstByte = firstByteAt.map { .nanoseconds(Int64(clamping: $0 &- min(createdAt, $0))) }
+        metrics.reusedConnection = reusedConnection
+        return metrics
     }
 
     /// Cancels the request: from the task's cancellation handler, on the loop.

@@ -89,7 +89,14 @@ public final class NativeTransport: Transport {
         }
         guard first, let group else { return }
         for context in contexts {
-            context.run { $0.shutDown() }
+            if context.loop.inEventLoop {
+                // The last reference can drop inside one of this loop's own callbacks (a finished
+                // exchange releasing its observer chain): tear the pools down on the next turn,
+                // never re-entrantly in the middle of pool bookkeeping.
+                _ = context.loop.execute { _ = context.run { $0.shutDown() } }
+            } else {
+                _ = context.run { $0.shutDown() }
+            }
         }
         group.shutdown()
     }
