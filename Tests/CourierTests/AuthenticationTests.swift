@@ -122,9 +122,10 @@ struct AuthenticationTests {
         let before = auth.state.withLock { ($0.authorized, $0.unauthorized) }
         #expect(await fire(50, on: connection).allSatisfy { $0 == "200" })
         let after = auth.state.withLock { ($0.authorized, $0.unauthorized) }
-        #expect(after.0 - before.0 == 50)   // each succeeded once…
-        #expect(after.1 - before.1 == 50)   // …after exactly one rejection
-        #expect(auth.tokenCalls == 2)       // one refresh for all of them
+        #expect(after.0 - before.0 == 50)                            // each succeeded once…
+        #expect((1...50).contains(after.1 - before.1))                 // …after at most one rejection (those started
+                                                                       // while the refresh ran waited for it instead)
+        #expect(auth.tokenCalls == 2)                                  // one refresh for all of them
     }
 
     @Test("a Basic provider first gives a wrong password, then the right one", arguments: TransportUnderTest.allCases)

