@@ -53,7 +53,10 @@ public final class ChatCaveServer: Sendable {
         let queue = DispatchQueue(label: "ChatCaveServer.work", attributes: .concurrent)
         let serverConfiguration = HTTPServer.Configuration(maxBodyBytes: configuration.maxBodyBytes,
                                                            headerTimeout: configuration.headerTimeout,
-                                                           idleTimeout: configuration.idleTimeout)
+                                                           idleTimeout: configuration.idleTimeout,
+                                                           errorBody: { status, message in  // every error body is JSON
+                                                               ("application/json", APIResponse.error(status, message).body)
+                                                           })
         do {
             server = try HTTPServer(host: host, port: port, configuration: serverConfiguration) { request, responder in
                 let apiRequest = APIRequest(method: request.method, path: request.path, query: request.query,

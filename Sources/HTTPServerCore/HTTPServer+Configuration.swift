@@ -30,6 +30,15 @@ extension HTTPServer {
         /// A fault for tests: close every accepted connection at once, before reading
         /// anything. Default: `false`.
         public var closeConnectionsOnAccept: Bool
+        /// Formats the body of the errors the server core answers by itself (400 for a malformed
+        /// head, 413, 431, 501): from the status and a message, the content type and the bytes.
+        /// Default: ``plainTextErrors``.
+        public var errorBody: @Sendable (_ status: Int, _ message: String) -> (contentType: String, body: [UInt8])
+
+        /// Error bodies as one line of UTF-8 text.
+        public static let plainTextErrors: @Sendable (Int, String) -> (contentType: String, body: [UInt8]) = { _, message in
+            ("text/plain; charset=utf-8", Array((message + "\n").utf8))
+        }
 
         /// Creates a configuration; every parameter has the default described on its property.
         ///
@@ -43,6 +52,7 @@ extension HTTPServer {
         ///   - backlog: Default 4096.
         ///   - maxPipelinedBytes: Default 1 MiB.
         ///   - closeConnectionsOnAccept: Default `false`.
+        ///   - errorBody: Default ``plainTextErrors``.
         public init(
             maxBodyBytes: Int = 8 << 20,
             headerTimeout: Duration = .seconds(10),
@@ -52,7 +62,8 @@ extension HTTPServer {
             eventLoopCount: Int = 1,
             backlog: Int32 = 4096,
             maxPipelinedBytes: Int = 1 << 20,
-            closeConnectionsOnAccept: Bool = false
+            closeConnectionsOnAccept: Bool = false,
+            errorBody: @escaping @Sendable (Int, String) -> (contentType: String, body: [UInt8]) = plainTextErrors
         ) {
             self.maxBodyBytes = maxBodyBytes
             self.headerTimeout = headerTimeout
@@ -63,6 +74,7 @@ extension HTTPServer {
             self.backlog = backlog
             self.maxPipelinedBytes = maxPipelinedBytes
             self.closeConnectionsOnAccept = closeConnectionsOnAccept
+            self.errorBody = errorBody
         }
     }
 }

@@ -166,9 +166,9 @@ extension HTTPServerConnection {
         guard phase != .closed else { return }
         var text = message
         if text.utf8.count > 200 { text = String(decoding: Array(text.utf8.prefix(200)), as: UTF8.self) }
-        let body = Array((text + "\n").utf8)
+        let (contentType, body) = configuration.errorBody(status, text)
         let fields = [
-            HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8"),
+            HTTPField(name: "Content-Type", value: contentType),
             HTTPField(name: "Content-Length", value: String(body.count)),
             HTTPField(name: "Date", value: context.dateHeader()),
             HTTPField(name: "Connection", value: "close"),

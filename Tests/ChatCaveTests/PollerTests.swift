@@ -80,7 +80,7 @@ struct PollerTests {
                                    interval: .milliseconds(20), maxBackoff: .seconds(5))
         let deliveries = Deliveries()
         deliveries.start(poller)
-        #expect(await eventually { deliveries.errorCount >= 4 })
+        #expect(await eventually(timeout: .seconds(30)) { deliveries.errorCount >= 4 })
         poller.stop()
         withExtendedLifetime(fixture) {}
         // The poller sleeps 40, 80, 160 ms after the 1st, 2nd, 3rd failure in a row, so the

@@ -26,9 +26,13 @@ struct AuthenticationStage: PipelineStage {
             case .credential(let credential, let current):
                 version = current
                 if let credential { session.authenticator.apply(credential, to: &attempt) }
-            case .gaveUp(let error):
+            case .gaveUp:
                 if let firstChallenge { return firstChallenge }
-                throw .authenticationFailed.with(detail: "the credential refresh failed", underlying: error)
+                // Held before it was ever sent: it goes out once as it stands and ends with its own
+                // answer (a 401, as a rule), without starting another refresh.
+                var unrefreshed = request
+                if let credential = session.currentCredential { session.authenticator.apply(credential, to: &unrefreshed) }
+                return try await next(unrefreshed)
             case .throttled:
                 throw .authenticationFailed.with(
                     detail: "the server kept rejecting the credential (\(session.recentRefreshCount) refreshes in the window)",

@@ -56,6 +56,11 @@ final class CredentialSession: Sendable {
         self.state = Mutex(State(credential: stored ?? nil, version: stored == nil ? 0 : 1))
     }
 
+    /// The credential known now, if any.
+    var currentCredential: Credential? {
+        state.withLock { $0.credential }
+    }
+
     /// The number of refreshes started so far in the current window.
     var recentRefreshCount: Int {
         state.withLock { $0.refreshStarts.count }
