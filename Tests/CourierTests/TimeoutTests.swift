@@ -30,7 +30,7 @@ struct TimeoutTests {
         let clock = ContinuousClock()
         let start = clock.now
         await #expect(throws: HTTPConnectionError.timedOut) { try await connection.get("/fault/stall") }
-        #expect(clock.now - start < .seconds(5))
+        #expect(clock.now - start < .seconds(30))  // far below the 60 s global default
     }
 
     @Test("B1 the global default applies when nothing more specific is set, and a connection's own setting beats it", arguments: TransportUnderTest.allCases)
