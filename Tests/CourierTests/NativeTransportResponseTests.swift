@@ -252,8 +252,10 @@ struct NativeTransportResponseTests {
         let response = try await fetch(transport, server.url("/fault/trickle?bytes=5&interval=20"), observer: observer)
         #expect(response.body == TestServer.bytesPattern(count: 5))
         #expect(observer.headStatuses == [200])
-        #expect(observer.progress.count == 5)
-        #expect(observer.progress.last == .init(count: 1, soFar: 5, expected: 5))
+        // One callback per arrival: bytes sent 20 ms apart may still arrive together under load.
+        #expect(observer.progress.count >= 2)
+        #expect(observer.progress.reduce(0) { $0 + $1.count } == 5)
+        #expect(observer.progress.last?.soFar == 5 && observer.progress.last?.expected == 5)
         let large = try await fetch(transport, server.url("/bytes/300000"), observer: observer)
         #expect(large.body == TestServer.bytesPattern(count: 300_000))
         let silent = RecordingObserver(observesBody: false)

@@ -196,14 +196,25 @@ final class HTTP1ClientConnection {
             if state == .handshaking, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
         case .ready:
             if exchange == nil, slot != nil, let pool {
-                // Idle in the loop's eyes: a caller may have sent a request on it directly.
-                _ = pool.adoptIfSent(self)
+                // Idle in the loop's eyes: a caller may have sent a request on it directly. If a
+                // caller is sending right now, wait (without readiness) until it says it is done.
+                if !pool.adoptWithoutWaiting(self) {
+                    setInterest(.none)
+                    return
+                }
             }
             if readiness.contains(.writable) { flush() }
             if state == .ready, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
         case .initial, .resolving, .closed:
             break
         }
+    }
+
+    /// A caller that was sending on this idle connection is done: handle what the loop saw.
+    func resumeAfterWaitingForCaller() {
+        guard state == .ready else { return }
+        if exchange == nil { setInterest(.readable) }
+        handle([.readable])
     }
 
     /// Changes the epoll interest when it differs.

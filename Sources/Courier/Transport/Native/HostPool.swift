@@ -208,6 +208,28 @@ final class HostPool {
         return true
     }
 
+    /// Like ``adoptIfSent(_:)`` for a readiness event, but never waits for a caller that is in
+    /// the middle of sending on the connection.
+    /// - Returns: `false` when a caller holds the slot: the connection must wait for
+    ///   ``slotReleased(_:)``.
+    func adoptWithoutWaiting(_ connection: HTTP1ClientConnection) -> Bool {
+        guard let slot = connection.slot else { return true }
+        switch slot.tryReclaim() {
+        case .busy:
+            return false
+        case .reclaimed(let pending):
+            lane?.unpark(slot)
+            if let pending { adopt(pending, on: connection) }
+            return true
+        }
+    }
+
+    /// A caller released a slot the loop was waiting for.
+    func slotReleased(_ slot: NativeDirectSlot) {
+        guard let connection = connections.values.first(where: { $0.slot === slot }) else { return }
+        connection.resumeAfterWaitingForCaller()
+    }
+
     /// A caller's request was not written completely: the loop takes it over now.
     func adoptUnfinished(_ slot: NativeDirectSlot, selfBound: LoopBound<HostPool>) {
         attach(selfBound)

@@ -42,11 +42,15 @@ final class NativeDirectLane: Sendable {
     /// Sends a request on a parked connection, if one is free (caller thread).
     /// - Returns: the slot the request went to and whether it was written completely; `nil`
     ///   when no parked connection could take it (nothing was sent).
+    ///   - notifyLoop: called (after the slot's lock is released) when the loop waited for it.
     func send(_ wire: [UInt8], ticket: NativeDirectTicket,
-              request: (_ written: Int, _ error: SocketError?) -> NativeDirectRequest) -> (slot: NativeDirectSlot, complete: Bool)? {
+              request: (_ written: Int, _ error: SocketError?) -> NativeDirectRequest,
+              notifyLoop: (NativeDirectSlot) -> Void) -> (slot: NativeDirectSlot, complete: Bool)? {
         // Bounded: every iteration removes one slot from the list.
         while let slot = take() {
-            switch slot.send(wire, ticket: ticket, request: request) {
+            let outcome = slot.send(wire, ticket: ticket, request: request)
+            if slot.takeLoopWaiting() { notifyLoop(slot) }
+            switch outcome {
             case .notParked: continue
             case .cancelled:
                 park(slot)
@@ -83,6 +87,9 @@ final class NativeDirectSlot: Sendable {
     /// The socket descriptor; valid while the slot is not `.loop`.
     let descriptor: Int32
     private let state = Mutex(State.loop)
+    /// Set by the loop when it found the lock held by a caller; the caller then tells the loop
+    /// once it has released the lock (the loop never waits for a caller's system call).
+    private let loopWaiting = Atomic<Bool>(false)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -108,6 +115,40 @@ final class NativeDirectSlot: Sendable {
             if case .sent(let request) = state { return request }
             return nil
         }
+    }
+
+    /// What ``tryReclaim()`` found.
+    enum TryReclaim {
+        /// The loop owns the slot now; a caller's request, if one was sent.
+        case reclaimed(NativeDirectRequest?)
+        /// A caller holds the lock; it will notify the loop when done.
+        case busy
+    }
+
+    /// Takes the slot back for the loop without waiting for a caller that holds its lock
+    /// (loop thread). On `.busy` the caller notifies the loop after releasing the lock.
+    func tryReclaim() -> TryReclaim {
+        if let pending = tryReclaimOnce() { return .reclaimed(pending) }
+        loopWaiting.store(true, ordering: .sequentiallyConsistent)
+        // The holder may have released the lock before it could see the flag: try once more.
+        if let pending = tryReclaimOnce() {
+            loopWaiting.store(false, ordering: .sequentiallyConsistent)
+            return .reclaimed(pending)
+        }
+        return .busy
+    }
+
+    private func tryReclaimOnce() -> NativeDirectRequest?? {
+        state.withLockIfAvailable { state -> NativeDirectRequest? in
+            defer { state = .loop }
+            if case .sent(let request) = state { return request }
+            return nil
+        }
+    }
+
+    /// Whether the loop is waiting for this caller to release the lock; clears the flag.
+    func takeLoopWaiting() -> Bool {
+        loopWaiting.load(ordering: .sequentiallyConsistent) && loopWaiting.exchange(false, ordering: .sequentiallyConsistent)
     }
 
     /// The request a caller sent, if any, without taking the slot (loop thread).

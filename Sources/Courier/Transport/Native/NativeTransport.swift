@@ -124,6 +124,8 @@ public final class NativeTransport: Transport {
                 if let lane, let sent = lane.send(wire, ticket: ticket, request: { written, error in
                     NativeDirectRequest(exchange: exchange, continuation: continuation, written: written, error: error,
                                         startedAt: EventLoop.now(), timeout: timeout)
+                }, notifyLoop: { slot in
+                    loop.execute { pool.value.slotReleased(slot) }
                 }) {
                     // Sent: the loop adopts it when the answer arrives, or now when the write was partial.
                     if !sent.complete {
