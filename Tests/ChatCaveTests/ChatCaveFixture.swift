@@ -52,7 +52,7 @@ func failure<T>(_ operation: () async throws -> T) async -> ChatCaveError? {
 }
 
 /// Waits, for at most `timeout`, until `condition` holds.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -2,6 +2,8 @@ import CourierTLS
 import Foundation
 import Testing
 
+extension SerialTLSTests {
+
 /// PBKDF2-HMAC-SHA256 password hashing and its encoded form.
 @Suite("Password hashing")
 struct PasswordHashingTests {
@@ -118,4 +120,5 @@ struct PasswordHashingTests {
             UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)
         }
     }
+}
 }

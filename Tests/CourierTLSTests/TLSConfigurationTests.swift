@@ -2,6 +2,8 @@ import CourierTLS
 import Foundation
 import Testing
 
+extension SerialTLSTests {
+
 /// Building contexts and sessions from good and bad configurations (no network).
 @Suite("TLS configuration")
 struct TLSConfigurationTests {
@@ -91,4 +93,5 @@ struct TLSConfigurationTests {
         #expect(TLSError.protocolVersionUnsupported.detail.isEmpty)
         #expect(TLSError.invalidState.verifyResult == nil)
     }
+}
 }

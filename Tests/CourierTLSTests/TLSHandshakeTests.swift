@@ -2,6 +2,8 @@ import CourierTLS
 import Foundation
 import Testing
 
+extension SerialTLSTests {
+
 /// Handshakes and certificate verification against `openssl s_server` over real loopback sockets.
 @Suite("TLS handshakes against openssl s_server", .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
 struct TLSHandshakeTests {
@@ -245,4 +247,5 @@ struct TLSHandshakeTests {
             #expect(client.session.pendingCiphertextCount == 0)
         }
     }
+}
 }

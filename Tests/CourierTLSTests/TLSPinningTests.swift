@@ -2,6 +2,8 @@ import CourierTLS
 import Foundation
 import Testing
 
+extension SerialTLSTests {
+
 /// Certificate and public-key pins on the leaf certificate, against `openssl s_server`.
 @Suite("TLS certificate pinning", .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
 struct TLSPinningTests {
@@ -84,4 +86,5 @@ struct TLSPinningTests {
             #expect(client.session.negotiatedVersion == nil)
         }
     }
+}
 }

@@ -2,6 +2,8 @@ import CourierTLS
 import Foundation
 import Testing
 
+extension SerialTLSTests {
+
 /// Protocol version negotiation and the TLS 1.2 minimum, against `openssl s_server`.
 @Suite("TLS protocol versions", .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
 struct TLSVersionTests {
@@ -67,4 +69,5 @@ struct TLSVersionTests {
         #expect(TLSVersion.tls1_2.description == "TLSv1.2")
         #expect(TLSVersion.tls1_3.description == "TLSv1.3")
     }
+}
 }

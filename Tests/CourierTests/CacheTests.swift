@@ -232,7 +232,7 @@ struct CacheTests {
     @Test("nginx's own ETag and Last-Modified revalidate static files", .enabled(if: Nginx.isInstalled, Nginx.skipReason),
           arguments: TransportUnderTest.allCases)
     func nginxValidators(transport: TransportUnderTest) async throws {
-        let nginx = try Nginx(files: ["rooms.json": Data(#"[{"name":"Lobby"}]"#.utf8)])
+        let nginx = try await Nginx.start(files: ["rooms.json": Data(#"[{"name":"Lobby"}]"#.utf8)])
         defer { nginx.stop() }
         let connection = HTTPConnection(baseURL: nginx.baseURL, configuration: .init(
             timeout: .seconds(10), cachePolicy: .useProtocolCachePolicy, transport: transport.make(), cache: HTTPCache()))

@@ -17,7 +17,7 @@ struct DeadlineTests {
         #expect(elapsed >= Self.deadline - .milliseconds(5))
         // A hang guard, not a timing claim: promptness is measured by the benchmarks, not asserted
         // on a shared 2-core machine running the whole suite in parallel.
-        #expect(elapsed < Self.deadline + .seconds(10), "ended \(elapsed - Self.deadline) after the deadline")
+        #expect(elapsed < Self.deadline + .seconds(30), "ended \(elapsed - Self.deadline) after the deadline")
         #expect(connection.activeRequestIDs.isEmpty)
     }
 
