@@ -62,7 +62,7 @@ final class RawHTTP {
         }
         guard connected == 0 else {
             let code = errno
-            close(fd)
+            // No close here: `deinit` runs (every stored property is set) and closes `fd` once.
             throw Failure(description: "connect failed: \(String(cString: strerror(code)))")
         }
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
@@ -71,7 +71,7 @@ final class RawHTTP {
     }
 
     deinit {
-        close(fd)
+        if fd >= 0 { close(fd) }
     }
 
     /// Sends bytes exactly as given.

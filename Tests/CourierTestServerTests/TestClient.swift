@@ -47,13 +47,14 @@ final class TestClient {
         }
         guard status == 0 else {
             let code = errno
-            Glibc.close(fd)
+            // No close here: every stored property is set, so `deinit` runs and closes `fd`.
+            // Closing it twice could close a descriptor another thread has just been given.
             throw Failure(description: "connect: \(String(cString: strerror(code)))")
         }
         setTimeout(timeout)
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func setTimeout(_ seconds: Double) {
         var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
