@@ -3,7 +3,6 @@ import Foundation
 /// A request resolved against its connection: the absolute URL, the merged headers and the
 /// effective settings, each taken from the request, else the connection, else the global default.
 struct RequestPlan: Sendable {
-    let request: HTTPRequest
     let transportRequest: TransportRequest
     let cachePolicy: CachePolicy
     let retryPolicy: RetryPolicy
@@ -23,7 +22,6 @@ struct RequestPlan: Sendable {
         if let bad = headers.first(where: { !Self.isValidField($0) }) {
             throw .invalidRequest.with(detail: "the header field '\(bad.name)' contains characters HTTP forbids")
         }
-        self.request = request
         self.cachePolicy = request.cachePolicy ?? settings.cachePolicy ?? HTTPConnection.defaultCachePolicy
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy ?? HTTPConnection.defaultRetryPolicy
         self.redirectPolicy = request.redirectPolicy ?? settings.redirectPolicy
@@ -39,8 +37,6 @@ struct RequestPlan: Sendable {
 
     /// A plan for a request made by Courier itself (a token request): no retries, default redirects.
     init(bypassing request: TransportRequest) {
-        self.request = HTTPRequest(request.method, request.url.absoluteString, headers: request.headers,
-                                   body: .data(request.body))
         self.transportRequest = request
         self.cachePolicy = .reloadIgnoringCache
         self.retryPolicy = .never
@@ -50,7 +46,6 @@ struct RequestPlan: Sendable {
 
     /// A copy with another redirect policy.
     init(copying plan: RequestPlan, redirectPolicy: RedirectPolicy) {
-        self.request = plan.request
         self.transportRequest = plan.transportRequest
         self.cachePolicy = plan.cachePolicy
         self.retryPolicy = plan.retryPolicy
