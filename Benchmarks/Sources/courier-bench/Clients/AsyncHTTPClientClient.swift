@@ -1,0 +1,34 @@
+import AsyncHTTPClient
+import Foundation
+
+/// swift-server's AsyncHTTPClient with its async/await API, on the shared singleton event loop
+/// group (one loop per core), with as many connections per host as the job allows.
+final class AsyncHTTPClientClient: BenchClient {
+    private let client: HTTPClient
+
+    /// Creates the client the job describes.
+    init(job: WorkerJob) {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60),
+                                             concurrentHTTP1ConnectionsPerHostSoftLimit: job.poolSize)
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    func send(_ request: BenchRequest) async throws -> BenchResponse {
+        var message = HTTPClientRequest(url: request.url.absoluteString)
+        message.method = .init(rawValue: request.method)
+        for (name, value) in request.headers { message.headers.add(name: name, value: value) }
+        if !request.body.isEmpty {
+            message.headers.add(name: "Content-Type", value: "application/json")
+            message.body = .bytes(request.body)
+        }
+        let response = try await client.execute(message, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 64 << 20)
+        let bytes = request.keepsBody ? body.getBytes(at: body.readerIndex, length: body.readableBytes).map { Data($0) } : nil
+        return BenchResponse(status: Int(response.status.code), bodyBytes: body.readableBytes, body: bytes)
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// One request, in the same words for every client.
+struct BenchRequest: Sendable {
+    /// `GET` or `POST`.
+    var method: String
+    /// The absolute URL.
+    var url: URL
+    /// Extra header fields.
+    var headers: [(String, String)] = []
+    /// The body; empty for none.
+    var body = Data()
+    /// Whether the response body is wanted (only token responses); otherwise it is only counted.
+    var keepsBody = false
+}
+
+/// What the benchmark keeps of a response.
+struct BenchResponse: Sendable {
+    /// The status code.
+    var status: Int
+    /// The body's size in bytes.
+    var bodyBytes: Int
+    /// Whether the client answered from its cache without the network.
+    var fromCache = false
+    /// The body, when the request asked for it.
+    var body: Data?
+}
+
+/// An HTTP client under measurement.
+protocol BenchClient: Sendable {
+    /// Whether the client answers 401 challenges itself (Courier's re-authentication queue);
+    /// the others get a ``TokenCoordinator`` from the workload.
+    var handlesAuthentication: Bool { get }
+    /// Sends one request and reads its whole response.
+    /// - Throws: whatever the client throws for a failed request.
+    func send(_ request: BenchRequest) async throws -> BenchResponse
+    /// Releases the client's connections and threads.
+    func shutdown() async
+}
+
+extension BenchClient {
+    /// `false`.
+    var handlesAuthentication: Bool { false }
+}
+
+/// Builds the client a job asks for.
+enum ClientFactory {
+    /// The client for `job`.
+    /// - Throws: when the client cannot be created (e.g. the socket cannot connect).
+    static func make(for job: WorkerJob) throws -> any BenchClient {
+        switch job.client {
+        case .courierNative, .courierURLSession:
+            return CourierClient(job: job)
+        case .nativeBare, .urlSessionBare:
+            return CourierBareTransportClient(job: job)
+        case .urlSession:
+            return URLSessionClient(job: job)
+        case .asyncHTTPClient:
+            return AsyncHTTPClientClient(job: job)
+        case .blockingSocket:
+            return try BlockingSocketClient(job: job)
+        case .wrk:
+            throw BenchError("wrk runs as a process of its own, not in a worker")
+        }
+    }
+}
+
+/// A benchmark failure, in words.
+struct BenchError: Error, CustomStringConvertible {
+    /// What went wrong.
+    var description: String
+    /// Creates the error.
+    init(_ description: String) { self.description = description }
+}

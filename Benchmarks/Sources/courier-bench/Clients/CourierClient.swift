@@ -1,0 +1,88 @@
+import Courier
+import Foundation
+
+/// `HTTPConnection` over the native transport or `URLSessionTransport`.
+///
+/// By default it runs the pipeline as a plain user would, with the HTTP cache off (the peers have
+/// none). The job can switch on the cache, the full pipeline (a delegate, a retry policy and a
+/// bearer credential that is already known) or the re-authentication queue.
+final class CourierClient: BenchClient {
+    private let connection: HTTPConnection
+    private let transport: any Transport
+    private let delegate: SilentDelegate?
+    let handlesAuthentication: Bool
+
+    /// Creates the connection the job describes.
+    init(job: WorkerJob) {
+        transport = Self.makeTransport(job)
+        let cache = job.cache ? HTTPCache(memoryCapacity: 8 << 20) : nil
+        let configuration = HTTPConnection.Configuration(
+            cachePolicy: job.cache ? .useProtocolCachePolicy : .reloadIgnoringCache,
+            retryPolicy: job.fullPipeline ? .exponentialBackoff() : .never,
+            validation: .acceptAll,
+            transport: transport,
+            cache: cache)
+        connection = HTTPConnection(configuration: configuration)
+        delegate = job.fullPipeline ? SilentDelegate() : nil
+        connection.delegate = delegate
+        handlesAuthentication = job.auth != nil
+        if let auth = job.auth, let tokenURL = URL(string: auth.tokenURL) {
+            connection.authenticate(matching: .prefix(job.url), with: Self.bearer(tokenURL: tokenURL))
+        } else if job.fullPipeline, let tokenURL = URL(string: job.url) {
+            connection.authenticate(matching: .prefix(job.url), with: Self.bearer(tokenURL: tokenURL),
+                                    store: KnownCredentialStore())
+        }
+    }
+
+    /// The transport of `job.client`, with a pool as large as the job's.
+    static func makeTransport(_ job: WorkerJob) -> any Transport {
+        switch job.client {
+        case .courierURLSession, .urlSessionBare:
+            // URLSessionTransport always allows 16 connections per host (it takes no limit).
+            return URLSessionTransport()
+        default:
+            return NativeTransport(configuration: .init(maxConnectionsPerHost: job.poolSize))
+        }
+    }
+
+    /// A bearer token authenticator against the bench server's token endpoint.
+    static func bearer(tokenURL: URL) -> BearerTokenAuthenticator {
+        .bearerToken(tokenURL: tokenURL, credentials: { _ in (name: "bench", password: "bench") }) { response in
+            let token = try JSONDecoder().decode(TokenReply.self, from: response.body)
+            return .init(value: token.accessToken)
+        }
+    }
+
+    func send(_ request: BenchRequest) async throws -> BenchResponse {
+        let body: HTTPRequest.Body = request.body.isEmpty ? .none : .data(request.body, contentType: "application/json")
+        let message = HTTPRequest(HTTPRequest.Method(rawValue: request.method), request.url.absoluteString,
+                                  headers: HTTPHeaders(request.headers), body: body)
+        let response = try await connection.send(message)
+        return BenchResponse(status: response.status.code, bodyBytes: response.body.count,
+                             fromCache: response.source == .cache, body: request.keepsBody ? response.body : nil)
+    }
+
+    func shutdown() async {
+        (transport as? NativeTransport)?.shutdown()
+    }
+}
+
+/// The token endpoint's answer.
+struct TokenReply: Decodable {
+    /// The token.
+    var accessToken: String
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+    }
+}
+
+/// A delegate that hears every call and does nothing: the cost of delivering them.
+final class SilentDelegate: HTTPConnectionDelegate {}
+
+/// A credential store that always knows the credential, so that no refresh ever runs.
+struct KnownCredentialStore: CredentialStore {
+    func load(for key: String) -> Credential? { Credential(user: "bench", secret: "known-token") }
+    func save(_ credential: Credential, for key: String) {}
+    func remove(for key: String) {}
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The command line of `courier-bench`.
+struct BenchOptions: Sendable {
+    /// Scenario numbers or names to run (prefixes match: `concurrent` runs both); all when empty.
+    var filters: [String] = []
+    /// Interleaved rounds per scenario; 3 by default (1 with `--quick`).
+    var rounds = 3
+    /// Seconds per client per round in the timed scenarios; 3 by default (0.5 with `--quick`).
+    var duration = 3.0
+    /// Requests of the soak for Courier's native transport; 1,000,000 by default (20,000 with
+    /// `--quick`). Slower clients run a tenth of it.
+    var soakRequests = 1_000_000
+    /// Requests in flight in the slow-server scenario; 10,000 by default (1,000 with `--quick`).
+    var slowRequests = 10_000
+    /// Seconds before a slow-server run is cut short; 30 by default.
+    var slowTimeLimit = 30.0
+    /// Only these clients, when set.
+    var clients: Set<ClientKind>?
+    /// Also write the report as Markdown to this file.
+    var markdownPath: String?
+    /// The arguments as given, for the report.
+    var commandLine: [String] = []
+
+    /// The usage text.
+    static let usage = """
+    usage: courier-bench [SCENARIO...] [--rounds N] [--duration SECONDS] [--soak-requests N]
+                         [--slow-requests N] [--slow-limit SECONDS] [--clients a,b,...] [--quick]
+                         [--markdown FILE]
+
+    SCENARIO is a number (1-8) or a name prefix; every scenario runs when none is given:
+      1 sequential        2 concurrent-16, concurrent-256      3 post-1k, get-1m
+      4 pipeline          5 auth-storm      6 cache      7 soak      8 slow-server
+    Clients: \(ClientKind.allCases.map(\.rawValue).joined(separator: ", "))
+    --quick is a smoke run: 1 round of 0.5 s, a 20,000-request soak, 1,000 slow requests.
+    """
+
+    /// Parses `arguments` (without the program name).
+    /// - Throws: ``BenchError`` with the usage for an unknown option or a bad value.
+    init(arguments: [String]) throws {
+        commandLine = arguments
+        var rest = arguments[...]
+        if arguments.contains("--quick") {
+            rounds = 1
+            duration = 0.5
+            soakRequests = 20_000
+            slowRequests = 1_000
+        }
+        func value(_ option: String) throws -> String {
+            guard let value = rest.popFirst() else { throw BenchError("\(option) needs a value\n\n\(Self.usage)") }
+            return value
+        }
+        func number<Value: LosslessStringConvertible>(_ option: String) throws -> Value {
+            let text = try value(option)
+            guard let number = Value(text.replacingOccurrences(of: "_", with: "")) else {
+                throw BenchError("\(option): '\(text)' is not a number\n\n\(Self.usage)")
+            }
+            return number
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--rounds": rounds = max(1, try number(argument))
+            case "--duration": duration = max(0.2, try number(argument))
+            case "--soak-requests": soakRequests = max(1, try number(argument))
+            case "--slow-requests": slowRequests = max(1, try number(argument))
+            case "--slow-limit": slowTimeLimit = max(1, try number(argument))
+            case "--markdown": markdownPath = try value(argument)
+            case "--quick": break
+            case "--clients":
+                let names = try value(argument).split(separator: ",").map(String.init)
+                let kinds = names.compactMap(ClientKind.init(rawValue:))
+                guard kinds.count == names.count else { throw BenchError("unknown client in \(names)\n\n\(Self.usage)") }
+                clients = Set(kinds)
+            case "-h", "--help": throw BenchError(Self.usage)
+            default:
+                guard !argument.hasPrefix("-") else { throw BenchError("unknown option \(argument)\n\n\(Self.usage)") }
+                filters.append(argument)
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The driver side of `courier-bench`: starts the servers, runs every selected scenario for
+/// every client in interleaved rounds (each run in a worker process of its own, or wrk), prints
+/// each scenario's table as soon as it is done, then the targets, and stops every process.
+struct Driver {
+    let options: BenchOptions
+
+    /// Runs the benchmark.
+    /// - Returns: the process exit status.
+    func run() async -> Int32 {
+        ChildRegistry.shared.trapSignals()
+        defer { ChildRegistry.shared.terminateAll() }
+        do {
+            let scenarios = try ScenarioCatalog.selected(options)
+            let runFolder = try BuildFolder.folder("bench-run")
+            let files = runFolder.appendingPathComponent("www", isDirectory: true)
+            try StaticFiles.write(into: files)
+            let servers = try Servers(files: files, folder: runFolder)
+            defer { servers.stop() }
+            let wrk = WrkRunner.locate(folder: runFolder)
+            let loadBefore = MachineInfo.loadAverage
+            var output = header(servers: servers, wrk: wrk)
+            print(output)
+            var reports: [ScenarioReport] = []
+            for scenario in scenarios {
+                let report = try await run(scenario, servers: servers, wrk: wrk, folder: runFolder)
+                let text = report.table().markdown()
+                print(text)
+                output += text + "\n"
+                reports.append(report)
+            }
+            let targets = TargetCheck.table(TargetCheck.evaluate(reports, soakRequests: options.soakRequests,
+                                                                  slowRequests: options.slowRequests)).markdown()
+            let footer = "Load average (1, 5, 15 min): \(loadBefore) before, \(MachineInfo.loadAverage) after.\n"
+            print(targets + "\n" + footer)
+            output += targets + "\n" + footer
+            if let path = options.markdownPath {
+                try output.write(toFile: path, atomically: true, encoding: .utf8)
+                progress("wrote \(path)")
+            }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("courier-bench: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// Runs every round of one scenario.
+    private func run(_ scenario: Scenario, servers: Servers, wrk: WrkRunner?, folder: URL) async throws -> ScenarioReport {
+        let (baseURL, description) = servers.server(for: scenario.server)
+        var report = ScenarioReport(scenario: scenario, serverDescription: description)
+        for round in 1...scenario.rounds {
+            for client in scenario.clients {
+                let job = scenario.job(for: client, baseURL: baseURL,
+                                       resultPath: folder.appendingPathComponent("result.json").path)
+                let outcome = measure(job, wrk: wrk)
+                report.record(client, outcome)
+                progress("\(scenario.name) round \(round)/\(scenario.rounds) \(client.rawValue): " + describe(outcome))
+            }
+        }
+        return report
+    }
+
+    /// One run of one client: wrk as a child, anything else in a worker process.
+    private func measure(_ job: WorkerJob, wrk: WrkRunner?) -> Result<WorkerResult, BenchError> {
+        if job.client == .wrk {
+            guard let wrk else { return .failure(BenchError("wrk is not installed: apt-get install wrk")) }
+            return Result { try wrk.run(job) }.mapError { $0 as? BenchError ?? BenchError("\($0)") }
+        }
+        do {
+            try? FileManager.default.removeItem(atPath: job.resultPath)
+            let json = String(decoding: try JSONEncoder().encode(job), as: UTF8.self)
+            let executable = BuildFolder.executableDirectory.appendingPathComponent("courier-bench").path
+            let worker = try ChildProcess(executable, [WorkerJob.argument, json])
+            let limit = (job.isCounted ? job.timeLimit : job.duration + job.timeLimit) + 60
+            guard let exit = worker.wait(timeout: limit) else {
+                worker.stop()
+                return .failure(BenchError("the worker did not finish within \(Int(limit)) s and was stopped"))
+            }
+            guard exit.status == 0 else { return .failure(BenchError("the worker exited with status \(exit.status)")) }
+            let data = try Data(contentsOf: URL(fileURLWithPath: job.resultPath))
+            return .success(try JSONDecoder().decode(WorkerResult.self, from: data))
+        } catch {
+            return .failure(error as? BenchError ?? BenchError("\(error)"))
+        }
+    }
+
+    private func describe(_ outcome: Result<WorkerResult, BenchError>) -> String {
+        switch outcome {
+        case .success(let result):
+            var text = "\(Format.count(result.requests)) ok in \(Format.duration(result.elapsed)) (\(Format.rate(result.requestsPerSecond)) req/s)"
+            if result.errors > 0 { text += ", \(result.errors) failed: \(result.firstError ?? "?")" }
+            if let tokens = result.tokenRequests { text += ", \(tokens) token requests" }
+            return text
+        case .failure(let error):
+            return "FAILED: \(error)"
+        }
+    }
+
+    private func header(servers: Servers, wrk: WrkRunner?) -> String {
+        let date = Date().formatted(.iso8601)
+        var lines = [
+            "## Courier benchmarks",
+            "",
+            "- Date: \(date)",
+            "- Machine: \(MachineInfo.summary); load average \(MachineInfo.loadAverage) at the start",
+            "- Command: `swift run -c release --package-path Benchmarks courier-bench\(options.commandLine.map { " " + $0 }.joined())`",
+            "- Static files: \(servers.filesDescription)",
+            "- Server logic (auth storm, 1 s delay): \(servers.logicDescription)",
+            "- wrk: " + (wrk.map { "\($0.version) (\($0.path))" } ?? "not installed (`apt-get install wrk`); its rows are left out"),
+            "",
+        ]
+        if servers.nginx == nil {
+            lines.insert("> nginx was not found: CourierTestServer (bench-server) serves the static files instead.\n", at: 2)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func progress(_ text: String) {
+        FileHandle.standardError.write(Data(("  " + text + "\n").utf8))
+    }
+}

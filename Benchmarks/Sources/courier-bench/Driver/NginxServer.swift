@@ -1,0 +1,99 @@
+import Foundation
+
+/// nginx on a loopback port, with a configuration written under the build folder: the
+/// independent real server of the static scenarios. One process (`master_process off`),
+/// keep-alive for millions of requests, no access log.
+final class NginxServer {
+    /// `http://127.0.0.1:<port>`.
+    let baseURL: URL
+    /// What `nginx -v` said, e.g. `nginx/1.22.1`.
+    let version: String
+    private let process: ChildProcess
+
+    /// Where nginx usually is.
+    static func locate() -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx"]
+            + path.split(separator: ":").map { "\($0)/nginx" }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Writes the configuration into `folder` and starts nginx serving `files`.
+    /// - Throws: ``BenchError`` when nginx does not start.
+    init(executable: String, folder: URL, files: URL) throws {
+        let port = try LoopbackPort.free()
+        for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("temp/" + temp),
+                                                    withIntermediateDirectories: true)
+        }
+        let configuration = folder.appendingPathComponent("nginx.conf")
+        try Self.configuration(port: port, folder: folder, files: files).write(to: configuration, atomically: true, encoding: .utf8)
+        let log = folder.appendingPathComponent("error.log").path
+        version = Self.version(of: executable, folder: folder)
+        process = try ChildProcess(executable, ["-p", folder.path, "-c", configuration.path, "-e", log],
+                                   standardOutput: folder.appendingPathComponent("stdout.log").path,
+                                   standardError: folder.appendingPathComponent("stderr.log").path)
+        guard LoopbackPort.waitUntilAccepting(port, timeout: 10), process.isRunning else {
+            process.stop()
+            let errors = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw BenchError("nginx did not start on port \(port): \(errors.suffix(500))")
+        }
+        guard let url = URL(string: "http://127.0.0.1:\(port)") else { throw BenchError("bad port \(port)") }
+        baseURL = url
+    }
+
+    /// Stops nginx.
+    func stop() {
+        process.stop()
+    }
+
+    /// The configuration text.
+    static func configuration(port: Int, folder: URL, files: URL) -> String {
+        """
+        # Written by courier-bench; rewritten on every run.
+        daemon off;
+        master_process off;
+        worker_processes 1;
+        worker_rlimit_nofile 20000;
+        pid \(folder.path)/nginx.pid;
+        error_log \(folder.path)/error.log warn;
+        events { worker_connections 16384; }
+        http {
+            access_log off;
+            client_body_temp_path \(folder.path)/temp/client_body;
+            proxy_temp_path \(folder.path)/temp/proxy;
+            fastcgi_temp_path \(folder.path)/temp/fastcgi;
+            uwsgi_temp_path \(folder.path)/temp/uwsgi;
+            scgi_temp_path \(folder.path)/temp/scgi;
+            keepalive_requests 100000000;
+            keepalive_timeout 300s;
+            sendfile on;
+            tcp_nodelay on;
+            server {
+                listen 127.0.0.1:\(port) backlog=16384;
+                root \(files.path);
+                location = /\(StaticFiles.small) { default_type application/json; add_header Cache-Control "no-store"; }
+                location = /\(StaticFiles.cached) { default_type application/json; add_header Cache-Control "max-age=86400"; }
+                location = /\(StaticFiles.large) { default_type application/octet-stream; add_header Cache-Control "no-store"; }
+                location = /\(StaticFiles.post) {
+                    client_body_buffer_size 64k;
+                    client_max_body_size 1m;
+                    default_type application/json;
+                    add_header Cache-Control "no-store";
+                    return 200 '\(StaticFiles.postReply)';
+                }
+            }
+        }
+
+        """
+    }
+
+    /// `nginx -v`'s answer without the prefix, or "nginx" when it cannot be read.
+    private static func version(of executable: String, folder: URL) -> String {
+        let output = folder.appendingPathComponent("version.txt").path
+        guard let child = try? ChildProcess(executable, ["-v"], standardOutput: output, standardError: output) else { return "nginx" }
+        _ = child.wait(timeout: 5)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        return text.components(separatedBy: "version: ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "nginx"
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// One benchmark scenario: which clients run, what each sends to which server, how many
+/// rounds, and which table reports it.
+struct Scenario: Sendable {
+    /// Which table the scenario fills.
+    enum Kind: Sendable {
+        /// Requests per second, latency, CPU and memory (scenarios 1–3).
+        case throughput
+        /// The full pipeline against the bare transport (4).
+        case pipeline
+        /// 1,000 concurrent requests that all meet a 401 (5).
+        case authStorm
+        /// Fresh cached GETs (6).
+        case cache
+        /// A million sequential requests with memory samples (7).
+        case soak
+        /// 10,000 requests in flight against a slow server (8).
+        case slowServer
+    }
+
+    /// Which server answers.
+    enum Server: Sendable {
+        /// nginx, or the bench server when nginx is missing.
+        case files
+        /// The bench server (CourierTestServer in its own process).
+        case logic
+    }
+
+    /// The scenario's number in the issue (1–8); sub-scenarios share it.
+    let number: Int
+    /// The name the filter matches, e.g. `concurrent-16`.
+    let name: String
+    /// The table's title.
+    let title: String
+    /// The table it fills.
+    let kind: Kind
+    /// Who answers.
+    let server: Server
+    /// The clients, in the order each round runs them.
+    let clients: [ClientKind]
+    /// Interleaved rounds.
+    let rounds: Int
+    /// The path requested on the server.
+    let path: String
+    /// Every setting but the client, URL and result file.
+    let template: WorkerJob
+
+    /// Whether a filter argument (a number or a name prefix) selects the scenario.
+    func matches(_ filter: String) -> Bool {
+        filter == String(number) || name.hasPrefix(filter.lowercased())
+    }
+
+    /// The job for `client` against `baseURL`.
+    func job(for client: ClientKind, baseURL: URL, resultPath: String) -> WorkerJob {
+        var job = template
+        job.client = client
+        job.url = baseURL.absoluteString + path
+        job.resultPath = resultPath
+        if kind == .soak, client != .courierNative, let count = job.requestCount {
+            job.requestCount = max(count / 10, 1)
+            job.residentSampleInterval = max(count / 100, 1)
+        }
+        if let auth = job.auth {
+            job.auth = .init(tokenURL: baseURL.absoluteString + auth.tokenURL, statsURL: baseURL.absoluteString + auth.statsURL)
+        }
+        return job
+    }
+
+    /// The row's name for `client`.
+    func label(for client: ClientKind) -> String {
+        guard kind == .pipeline else { return client.title }
+        switch client {
+        case .courierNative: return "Courier (native), full pipeline"
+        case .courierURLSession: return "Courier (URLSessionTransport), full pipeline"
+        default: return client.title
+        }
+    }
+}

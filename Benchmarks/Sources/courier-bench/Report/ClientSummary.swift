@@ -1,0 +1,56 @@
+/// One client's results in one scenario, summarised over its rounds: medians for rates,
+/// latencies and CPU; the highest peaks; the sums of errors.
+struct ClientSummary: Sendable {
+    /// The client.
+    let client: ClientKind
+    /// The row's name.
+    let label: String
+    /// One result per round that produced one.
+    var results: [WorkerResult] = []
+    /// Why rounds produced no result (a crash, a timeout, a missing tool).
+    var failures: [String] = []
+
+    /// Median requests per second.
+    var requestsPerSecond: Double? { median(\.requestsPerSecond) }
+    /// Median of the rounds' median latencies.
+    var latencyP50: Double? { median { $0.latencyP50 } }
+    /// Median of the rounds' 99th percentile latencies.
+    var latencyP99: Double? { median { $0.latencyP99 } }
+    /// Median CPU seconds per request.
+    var cpuPerRequest: Double? { median { $0.cpuPerRequest } }
+    /// Median wall-clock seconds of the measured phase.
+    var elapsed: Double? { median(\.elapsed) }
+    /// The highest peak resident memory of any round, in KiB.
+    var peakResidentKiB: Int? { results.map(\.peakResidentKiB).max() }
+    /// The most threads of any round.
+    var peakThreads: Int? { results.map(\.peakThreads).max() }
+    /// Failed requests over every round.
+    var errors: Int { results.map(\.errors).reduce(0, +) }
+    /// The most requests one round completed.
+    var requests: Int? { results.map(\.requests).max() }
+    /// Token requests per round.
+    var tokenRequests: [Int] { results.compactMap(\.tokenRequests) }
+    /// The share of responses that came from the cache, over every round.
+    var cacheHitFraction: Double? {
+        let total = results.map(\.requests).reduce(0, +)
+        return total > 0 ? Double(results.map(\.cacheHits).reduce(0, +)) / Double(total) : nil
+    }
+    /// Whether any round hit its time limit.
+    var timedOut: Bool { results.contains(where: \.timedOut) }
+    /// The first error any round saw.
+    var firstError: String? { results.lazy.compactMap(\.firstError).first ?? failures.first }
+
+    /// The resident memory samples of the first round, in KiB.
+    var residentSamples: [Int] { results.first?.residentSamplesKiB ?? [] }
+    /// Resident memory growth from the first sample to the last, in KiB.
+    var residentGrowthKiB: Int? {
+        guard let first = residentSamples.first, let last = residentSamples.last, residentSamples.count > 1 else { return nil }
+        return last - first
+    }
+    /// Flat means the memory grew by at most 2 MiB from the first sample to the last.
+    var residentIsFlat: Bool? { residentGrowthKiB.map { $0 <= 2048 } }
+
+    private func median(_ value: (WorkerResult) -> Double?) -> Double? {
+        Statistics.median(results.compactMap(value))
+    }
+}

@@ -1,0 +1,138 @@
+/// The table of each kind of scenario.
+extension ScenarioReport {
+    /// The report as a table.
+    func table() -> Table {
+        var table: Table
+        switch scenario.kind {
+        case .throughput, .cache: table = throughputTable()
+        case .pipeline: table = pipelineTable()
+        case .authStorm: table = authStormTable()
+        case .soak: table = soakTable()
+        case .slowServer: table = slowServerTable()
+        }
+        table.subtitle.insert("Server: \(serverDescription).", at: 0)
+        for summary in summaries where summary.results.isEmpty {
+            table.notes.append("- \(summary.label): no result (\(summary.failures.first ?? "not run")).")
+        }
+        for summary in summaries where !summary.results.isEmpty && summary.errors > 0 {
+            table.notes.append("- \(summary.label): \(summary.errors) failed requests; first: \(summary.firstError ?? "?").")
+        }
+        return table
+    }
+
+    private var measured: [ClientSummary] { summaries.filter { !$0.results.isEmpty } }
+
+    private func throughputTable() -> Table {
+        let wrk = summary(.wrk)?.requestsPerSecond
+        let ahc = summary(.asyncHTTPClient)?.requestsPerSecond
+        var header = ["client", "req/s", "p50", "p99", "CPU/req", "peak RSS"]
+        if scenario.kind == .cache { header.append("from cache") }
+        if wrk != nil { header.append("× wrk") }
+        if ahc != nil { header.append("× AHC") }
+        var table = Table(title: scenario.title, header: header)
+        table.subtitle.append(settings)
+        for summary in measured {
+            let rate = summary.requestsPerSecond
+            var row = [summary.label, Format.rate(rate), Format.duration(summary.latencyP50),
+                       Format.duration(summary.latencyP99), Format.duration(summary.cpuPerRequest),
+                       Format.memory(kiB: summary.peakResidentKiB)]
+            if scenario.kind == .cache { row.append(Format.percent(summary.cacheHitFraction)) }
+            if let wrk { row.append(Format.ratio(rate.map { $0 / wrk })) }
+            if let ahc { row.append(Format.ratio(rate.map { $0 / ahc })) }
+            table.rows.append(row)
+        }
+        if scenario.kind == .cache {
+            table.notes.append("- \"from cache\" counts responses the client says it served without the network; URLSession does not say (–).")
+        }
+        return table
+    }
+
+    private func pipelineTable() -> Table {
+        var table = Table(title: scenario.title,
+                          header: ["client", "req/s", "p50", "p99", "CPU/req", "peak RSS", "time over bare", "CPU over bare"])
+        table.subtitle.append(settings)
+        table.subtitle.append("Full pipeline: a delegate, `.exponentialBackoff()` retries, a bearer authenticator with a known credential, cache off.")
+        for summary in measured {
+            let bare: ClientSummary? = switch summary.client {
+            case .courierNative: self.summary(.nativeBare)
+            case .courierURLSession: self.summary(.urlSessionBare)
+            default: nil
+            }
+            var timeOver: Double?
+            if let full = summary.requestsPerSecond, let base = bare?.requestsPerSecond, full > 0, base > 0 {
+                timeOver = 1 / full - 1 / base
+            }
+            var cpuOver: Double?
+            if let full = summary.cpuPerRequest, let base = bare?.cpuPerRequest { cpuOver = full - base }
+            table.rows.append([summary.label, Format.rate(summary.requestsPerSecond), Format.duration(summary.latencyP50),
+                               Format.duration(summary.latencyP99), Format.duration(summary.cpuPerRequest),
+                               Format.memory(kiB: summary.peakResidentKiB),
+                               bare == nil ? "" : signed(timeOver), bare == nil ? "" : signed(cpuOver)])
+        }
+        table.notes.append("- \"over bare\": per request, the full pipeline's wall time (1 / req/s) and CPU minus the bare transport's.")
+        return table
+    }
+
+    private func authStormTable() -> Table {
+        let ahc = summary(.asyncHTTPClient)?.elapsed
+        var table = Table(title: scenario.title,
+                          header: ["client", "all succeeded in", "token requests", "CPU/req", "peak threads", "peak RSS", "× AHC"])
+        table.subtitle.append("\(scenario.template.requestCount ?? 0) requests at once, each with its own connection allowed; " +
+                              "median of \(scenario.rounds) rounds; a fresh process (no token) per round.")
+        for summary in measured {
+            let tokens = Set(summary.tokenRequests).sorted().map(String.init).joined(separator: ", ")
+            table.rows.append([summary.label, Format.duration(summary.elapsed), tokens.isEmpty ? "–" : tokens,
+                               Format.duration(summary.cpuPerRequest), summary.peakThreads.map(String.init) ?? "–",
+                               Format.memory(kiB: summary.peakResidentKiB),
+                               Format.ratio(ahc.flatMap { ahc in summary.elapsed.map { ahc / $0 } })])
+        }
+        table.notes.append("- Courier holds the requests in its re-authentication queue. The other clients get the code a careful user writes (one shared token, one refresh at a time: `TokenCoordinator`).")
+        table.notes.append("- \"token requests\" lists the distinct counts seen per round; it must be 1. \"× AHC\" is AsyncHTTPClient's time divided by the client's (above 1 is faster).")
+        return table
+    }
+
+    private func soakTable() -> Table {
+        var table = Table(title: scenario.title,
+                          header: ["client", "requests", "req/s", "RSS samples (MiB)", "growth", "flat"])
+        table.subtitle.append("Sequential GETs of the small JSON; resident memory (VmRSS) read after every tenth of the run.")
+        for summary in measured {
+            let samples = summary.residentSamples.map { String(format: "%.1f", Double($0) / 1024) }.joined(separator: " ")
+            table.rows.append([summary.label, Format.count(summary.requests ?? 0), Format.rate(summary.requestsPerSecond),
+                               samples, Format.memory(kiB: summary.residentGrowthKiB.map { max($0, 0) }).replacingOccurrences(of: "–", with: "0 MiB"),
+                               summary.residentIsFlat.map { $0 ? "yes" : "NO" } ?? "–"])
+        }
+        table.notes.append("- Courier's native transport runs the full count; the other clients run a tenth of it, sampled ten times too.")
+        table.notes.append("- Flat: at most 2 MiB of growth from the first sample to the last.")
+        return table
+    }
+
+    private func slowServerTable() -> Table {
+        let ahc = summary(.asyncHTTPClient)?.elapsed
+        let wanted = scenario.template.requestCount ?? 0
+        var table = Table(title: scenario.title,
+                          header: ["client", "total time", "completed", "p50", "p99", "peak threads", "peak RSS", "× AHC"])
+        table.subtitle.append("\(Format.count(wanted)) requests started at once, as many connections allowed; cut short after \(Format.duration(scenario.template.timeLimit)).")
+        for summary in measured {
+            let done = summary.requests ?? 0
+            table.rows.append([summary.label, summary.timedOut ? "> " + Format.duration(summary.elapsed) : Format.duration(summary.elapsed),
+                               "\(Format.count(done)) of \(Format.count(wanted))",
+                               Format.duration(summary.latencyP50), Format.duration(summary.latencyP99),
+                               summary.peakThreads.map(String.init) ?? "–", Format.memory(kiB: summary.peakResidentKiB),
+                               Format.ratio(ahc.flatMap { ahc in summary.elapsed.map { ahc / $0 } })])
+        }
+        table.notes.append("- URLSessionTransport allows 16 connections per host and takes no setting for more, so it needs about \(wanted / 16) s here.")
+        table.notes.append("- Peak threads: the most threads of the client's process at once (sampled every 20 ms), without the sampling thread.")
+        return table
+    }
+
+    /// The settings line of the timed tables.
+    private var settings: String {
+        let job = scenario.template
+        return "\(job.concurrency) in flight, \(scenario.rounds) interleaved rounds of \(Format.duration(job.duration)) per client; medians over rounds."
+    }
+
+    private func signed(_ seconds: Double?) -> String {
+        guard let seconds else { return "–" }
+        return (seconds < 0 ? "−" : "+") + Format.duration(abs(seconds))
+    }
+}

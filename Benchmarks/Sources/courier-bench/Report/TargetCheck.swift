@@ -1,0 +1,75 @@
+/// The targets of the native-transport issue, checked against a run's reports.
+struct TargetCheck: Sendable {
+    /// The target in words.
+    let target: String
+    /// Met, not met, or `nil` when the run did not measure it.
+    let met: Bool?
+    /// The figures behind the verdict.
+    let detail: String
+
+    /// Every target, checked against `reports`.
+    static func evaluate(_ reports: [ScenarioReport], soakRequests: Int, slowRequests: Int) -> [TargetCheck] {
+        func report(_ name: String) -> ScenarioReport? { reports.first { $0.scenario.name == name } }
+        var checks: [TargetCheck] = []
+
+        let sequential = report("sequential")
+        checks.append(ratio("Sequential ≥ 0.5× wrk", at: 0.5,
+                            sequential?.summary(.courierNative)?.requestsPerSecond, sequential?.summary(.wrk)?.requestsPerSecond,
+                            unit: { Format.rate($0) + " req/s" }, names: ("Courier", "wrk")))
+        let concurrent = report("concurrent-16")
+        checks.append(ratio("16 in flight ≥ 3× AsyncHTTPClient", at: 3,
+                            concurrent?.summary(.courierNative)?.requestsPerSecond,
+                            concurrent?.summary(.asyncHTTPClient)?.requestsPerSecond,
+                            unit: { Format.rate($0) + " req/s" }, names: ("Courier", "AsyncHTTPClient")))
+        let cpuTarget = "CPU per request ≤ 3× a blocking-socket client"
+        if let courier = sequential?.summary(.courierNative)?.cpuPerRequest,
+           let blocking = sequential?.summary(.blockingSocket)?.cpuPerRequest, blocking > 0 {
+            checks.append(TargetCheck(target: cpuTarget, met: courier <= 3 * blocking,
+                                      detail: "Courier \(Format.duration(courier)), blocking socket \(Format.duration(blocking)): \(Format.ratio(courier / blocking))"))
+        } else {
+            checks.append(TargetCheck(target: cpuTarget, met: nil, detail: "not run"))
+        }
+
+        if let soak = report("soak")?.summary(.courierNative), let growth = soak.residentGrowthKiB {
+            let ran = soak.requests ?? 0
+            let full = ran >= 1_000_000
+            checks.append(TargetCheck(target: "Flat RSS over 1,000,000 requests",
+                                      met: full ? soak.residentIsFlat : nil,
+                                      detail: "\(Format.count(ran)) requests, \(Format.memory(kiB: soak.residentSamples.first)) → "
+                                          + "\(Format.memory(kiB: soak.residentSamples.last)) (growth \(Format.memory(kiB: max(growth, 0)).replacingOccurrences(of: "–", with: "0 MiB")))"
+                                          + (full ? "" : "; fewer than 1,000,000 requests, not a verdict")))
+        } else {
+            checks.append(TargetCheck(target: "Flat RSS over 1,000,000 requests", met: nil, detail: "not run"))
+        }
+
+        if let slow = report("slow-server")?.summary(.courierNative), let threads = slow.peakThreads {
+            let done = slow.requests ?? 0
+            let full = slowRequests >= 10_000
+            let met = done == slowRequests && !slow.timedOut && threads < 16
+            checks.append(TargetCheck(target: "10,000 in flight against a slow server with < 16 threads",
+                                      met: full ? met : nil,
+                                      detail: "\(Format.count(done)) of \(Format.count(slowRequests)) in \(Format.duration(slow.elapsed)), "
+                                          + "peak \(threads) threads, peak RSS \(Format.memory(kiB: slow.peakResidentKiB))"
+                                          + (full ? "" : "; fewer than 10,000 in flight, not a verdict")))
+        } else {
+            checks.append(TargetCheck(target: "10,000 in flight against a slow server with < 16 threads", met: nil, detail: "not run"))
+        }
+        return checks
+    }
+
+    /// A check of `value / reference ≥ threshold`.
+    private static func ratio(_ target: String, at threshold: Double, _ value: Double?, _ reference: Double?,
+                              unit: (Double) -> String, names: (String, String)) -> TargetCheck {
+        guard let value, let reference, reference > 0 else { return TargetCheck(target: target, met: nil, detail: "not run") }
+        let ratio = value / reference
+        let detail = "\(names.0) \(unit(value)), \(names.1) \(unit(reference)): \(Format.ratio(ratio))"
+        return TargetCheck(target: target, met: ratio >= threshold, detail: detail)
+    }
+
+    /// The checks as a table.
+    static func table(_ checks: [TargetCheck]) -> Table {
+        Table(title: "Targets of the native-transport issue", header: ["target", "verdict", "measured"],
+              rows: checks.map { [$0.target, $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured", $0.detail] },
+              textColumns: 3)
+    }
+}

@@ -1,0 +1,33 @@
+/// The HTTP clients the benchmark measures, one per table row.
+enum ClientKind: String, Codable, CaseIterable, Sendable {
+    /// `HTTPConnection` over Courier's own transport (`NativeTransport`).
+    case courierNative = "courier-native"
+    /// `HTTPConnection` over `URLSessionTransport`.
+    case courierURLSession = "courier-urlsession"
+    /// Foundation's `URLSession`, used directly.
+    case urlSession = "urlsession"
+    /// swift-server's AsyncHTTPClient.
+    case asyncHTTPClient = "ahc"
+    /// A plain blocking Glibc socket with keep-alive: the CPU floor for a Swift client.
+    case blockingSocket = "blocking-socket"
+    /// `NativeTransport.send(_:observer:)` with no pipeline above it.
+    case nativeBare = "native-bare"
+    /// `URLSessionTransport.send(_:observer:)` with no pipeline above it.
+    case urlSessionBare = "urlsession-bare"
+    /// wrk, the load generator written in C: the ceiling.
+    case wrk
+
+    /// The name printed in the tables.
+    var title: String {
+        switch self {
+        case .courierNative: "Courier (native)"
+        case .courierURLSession: "Courier (URLSessionTransport)"
+        case .urlSession: "URLSession"
+        case .asyncHTTPClient: "AsyncHTTPClient"
+        case .blockingSocket: "blocking socket"
+        case .nativeBare: "NativeTransport bare"
+        case .urlSessionBare: "URLSessionTransport bare"
+        case .wrk: "wrk"
+        }
+    }
+}

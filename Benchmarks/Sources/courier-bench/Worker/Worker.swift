@@ -1,0 +1,78 @@
+import Foundation
+
+/// The worker side of `courier-bench`: runs one ``WorkerJob`` in this process and writes its
+/// ``WorkerResult`` to the job's result file.
+enum Worker {
+    /// Runs the job given as JSON after ``WorkerJob/argument``.
+    /// - Returns: the process exit status: 0 when the result was written.
+    static func main(jobJSON: String) async -> Int32 {
+        do {
+            let job = try JSONDecoder().decode(WorkerJob.self, from: Data(jobJSON.utf8))
+            let result = try await run(job)
+            try JSONEncoder().encode(result).write(to: URL(fileURLWithPath: job.resultPath))
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("courier-bench worker: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// Warms the client up, then measures the job.
+    static func run(_ job: WorkerJob) async throws -> WorkerResult {
+        FileDescriptorLimit.raiseToMaximum()
+        guard let url = URL(string: job.url) else { throw BenchError("bad URL \(job.url)") }
+        let client = try ClientFactory.make(for: job)
+        var coordinator: TokenCoordinator?
+        if let auth = job.auth, !client.handlesAuthentication, let tokenURL = URL(string: auth.tokenURL) {
+            coordinator = TokenCoordinator(client: client, tokenURL: tokenURL)
+        }
+        let request = BenchRequest(method: job.method, url: url, body: jsonBody(bytes: job.bodyBytes))
+        let workload = Workload(job: job, client: client, request: request, coordinator: coordinator)
+        await workload.warmUp()
+        let tokensBefore = try await tokensIssued(job, client)
+
+        let monitor = ResourceMonitor()
+        let cpuBefore = ProcessStatus.cpuSeconds()
+        let start = Nanoseconds.now()
+        let outcome = await workload.run()
+        let elapsed = Nanoseconds.seconds(since: start)
+        let cpu = ProcessStatus.cpuSeconds() - cpuBefore
+        let peaks = monitor.stop()
+
+        var result = WorkerResult()
+        result.requests = outcome.requests
+        result.errors = outcome.errors
+        result.elapsed = elapsed
+        result.cpuSeconds = cpu
+        result.peakThreads = peaks.threads
+        result.peakResidentKiB = max(ProcessStatus.current().peakResidentKiB, peaks.residentKiB)
+        result.residentSamplesKiB = outcome.residentSamples.map(\.kiB)
+        result.cacheHits = outcome.cacheHits
+        result.timedOut = outcome.timedOut
+        result.firstError = outcome.firstError
+        let sorted = outcome.latencies.sorted()
+        result.latencyP50 = Statistics.percentile(0.5, ofSorted: sorted).map { Double($0) / 1e9 }
+        result.latencyP99 = Statistics.percentile(0.99, ofSorted: sorted).map { Double($0) / 1e9 }
+        if let before = tokensBefore, let after = try await tokensIssued(job, client) {
+            result.tokenRequests = after - before
+        }
+        await client.shutdown()
+        return result
+    }
+
+    /// A JSON document of exactly `bytes` bytes (`{"data":"xxx…"}`), or nothing for 0.
+    static func jsonBody(bytes: Int) -> Data {
+        guard bytes > 0 else { return Data() }
+        let padding = max(bytes - #"{"data":""}"#.utf8.count, 0)
+        return Data((#"{"data":""# + String(repeating: "x", count: padding) + #""}"#).utf8)
+    }
+
+    /// The server's count of issued tokens, when the job has a token endpoint.
+    private static func tokensIssued(_ job: WorkerJob, _ client: any BenchClient) async throws -> Int? {
+        guard let auth = job.auth, let url = URL(string: auth.statsURL) else { return nil }
+        let response = try await client.send(BenchRequest(method: "GET", url: url, keepsBody: true))
+        guard let body = response.body else { return nil }
+        struct Stats: Decodable { var tokens: Int }
+        return try JSONDecoder().decode(Stats.self, from: body).tokens
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// One measurement, run by a worker process of its own so that CPU time, threads and peak
+/// memory belong to one client alone. The driver passes it as JSON on the command line.
+struct WorkerJob: Codable, Sendable {
+    /// The command-line argument that makes `courier-bench` a worker.
+    static let argument = "--worker"
+
+    /// Where the token endpoint and its counter live, for the auth storm.
+    struct AuthEndpoints: Codable, Sendable {
+        /// The token endpoint (POST, Basic credentials, answers `{"access_token": "..."}`).
+        var tokenURL: String
+        /// Answers `{"tokens": N}`: how many tokens the server has issued.
+        var statsURL: String
+    }
+
+    /// The client to measure.
+    var client: ClientKind
+    /// The URL every request goes to.
+    var url: String
+    /// `GET` or `POST`.
+    var method = "GET"
+    /// The size of the JSON body sent with a POST; 0 for none.
+    var bodyBytes = 0
+    /// Requests in flight at once.
+    var concurrency = 1
+    /// Connections the client may open to the host.
+    var poolSize = 1
+    /// Run for this many seconds (a timed run), unless ``requestCount`` is set.
+    var duration: Double = 3
+    /// Run exactly this many requests (a counted run).
+    var requestCount: Int?
+    /// Requests sent before measuring, to open connections and warm caches.
+    var warmupRequests = 200
+    /// Whether to keep every request's latency (for percentiles).
+    var recordLatencies = true
+    /// Sample resident memory after every this many requests (the soak).
+    var residentSampleInterval: Int?
+    /// Whether Courier's HTTP cache is on (the cache scenario); URLSession gets a `URLCache`.
+    var cache = false
+    /// Whether Courier runs its full pipeline: delegate, retry policy, authentication with a
+    /// known credential (the pipeline overhead scenario).
+    var fullPipeline = false
+    /// The token endpoints, when requests must authenticate (the auth storm).
+    var auth: AuthEndpoints?
+    /// The worker stops sending and cancels what is in flight after this many seconds.
+    var timeLimit: Double = 120
+    /// Where the worker writes its ``WorkerResult`` as JSON.
+    var resultPath: String
+
+    /// Whether the run is counted rather than timed.
+    var isCounted: Bool { requestCount != nil }
+}
+
+/// What a worker measured.
+struct WorkerResult: Codable, Sendable {
+    /// Requests that completed with a 2xx status.
+    var requests = 0
+    /// Requests that failed or ended with another status.
+    var errors = 0
+    /// Wall-clock seconds of the measured phase.
+    var elapsed: Double = 0
+    /// Median latency in seconds, if latencies were kept.
+    var latencyP50: Double?
+    /// 99th percentile latency in seconds, if latencies were kept.
+    var latencyP99: Double?
+    /// CPU seconds (user + system) the process used in the measured phase.
+    var cpuSeconds: Double = 0
+    /// The process's peak resident memory (`VmHWM`), in KiB.
+    var peakResidentKiB = 0
+    /// The most threads seen at once in the measured phase.
+    var peakThreads = 0
+    /// Resident memory (`VmRSS`) sampled every ``WorkerJob/residentSampleInterval`` requests, in KiB.
+    var residentSamplesKiB: [Int] = []
+    /// Tokens the server issued during the run (the auth storm).
+    var tokenRequests: Int?
+    /// Responses served from a cache.
+    var cacheHits = 0
+    /// Whether the time limit stopped the run before it was done.
+    var timedOut = false
+    /// The first error, in words.
+    var firstError: String?
+
+    /// Completed requests per second.
+    var requestsPerSecond: Double { elapsed > 0 ? Double(requests) / elapsed : 0 }
+    /// CPU seconds per completed request.
+    var cpuPerRequest: Double? { requests > 0 ? cpuSeconds / Double(requests) : nil }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// Sends a job's requests through a client from `concurrency` lanes (child tasks) until the
+/// duration has passed or the count is reached, and keeps what each request took.
+///
+/// Each lane sends one request at a time; a shared ticket counter hands out request numbers,
+/// so a counted run sends exactly `requestCount` requests. A watchdog cancels the lanes when
+/// the job's time limit passes.
+struct Workload: Sendable {
+    /// What the lanes measured, merged.
+    struct Outcome: Sendable {
+        /// 2xx responses.
+        var requests = 0
+        /// Failures and other statuses.
+        var errors = 0
+        /// Every request's latency in nanoseconds, when kept.
+        var latencies: [UInt64] = []
+        /// Responses served from the client's cache.
+        var cacheHits = 0
+        /// `VmRSS` in KiB after every ``WorkerJob/residentSampleInterval`` requests, by request number.
+        var residentSamples: [(request: Int, kiB: Int)] = []
+        /// The first error, in words.
+        var firstError: String?
+        /// Whether the time limit cut the run short.
+        var timedOut = false
+
+        mutating func merge(_ other: Outcome) {
+            requests += other.requests
+            errors += other.errors
+            latencies.append(contentsOf: other.latencies)
+            cacheHits += other.cacheHits
+            residentSamples.append(contentsOf: other.residentSamples)
+            firstError = firstError ?? other.firstError
+        }
+    }
+
+    /// Hands out request numbers to the lanes.
+    private final class Tickets: Sendable {
+        let next = Atomic<Int>(0)
+    }
+
+    var job: WorkerJob
+    let client: any BenchClient
+    let request: BenchRequest
+    /// Present when the client needs help with 401s (the auth storm's peers).
+    let coordinator: TokenCoordinator?
+
+    /// Sends `job.warmupRequests` requests, unmeasured, from as many lanes as the run will use.
+    func warmUp() async {
+        guard job.warmupRequests > 0 else { return }
+        var warmup = self
+        warmup.job.requestCount = job.warmupRequests
+        warmup.job.recordLatencies = false
+        warmup.job.residentSampleInterval = nil
+        _ = await warmup.runLanes(deadline: nil)
+    }
+
+    /// Runs the measured phase.
+    func run() async -> Outcome {
+        let deadline = job.isCounted ? nil : Nanoseconds.now() &+ UInt64(job.duration * 1e9)
+        let work = Task { await runLanes(deadline: deadline) }
+        let limit = job.timeLimit
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(limit))
+            work.cancel()
+        }
+        var outcome = await work.value
+        outcome.timedOut = !watchdog.isCancelled && work.isCancelled
+        watchdog.cancel()
+        outcome.residentSamples.sort { $0.request < $1.request }
+        return outcome
+    }
+
+    private func runLanes(deadline: UInt64?) async -> Outcome {
+        let tickets = Tickets()
+        let lanes = max(1, min(job.concurrency, job.requestCount ?? Int.max))
+        return await withTaskGroup(of: Outcome.self) { group in
+            for _ in 0..<lanes {
+                group.addTask { await lane(tickets: tickets, deadline: deadline) }
+            }
+            var total = Outcome()
+            for await outcome in group { total.merge(outcome) }
+            return total
+        }
+    }
+
+    private func lane(tickets: Tickets, deadline: UInt64?) async -> Outcome {
+        var outcome = Outcome()
+        if job.recordLatencies { outcome.latencies.reserveCapacity(job.isCounted ? 16 : 1 << 16) }
+        while !Task.isCancelled {
+            let ticket = tickets.next.wrappingAdd(1, ordering: .relaxed).oldValue
+            if let count = job.requestCount, ticket >= count { break }
+            let start = Nanoseconds.now()
+            if let deadline, start >= deadline { break }
+            do {
+                let response = if let coordinator {
+                    try await coordinator.send(request)
+                } else {
+                    try await client.send(request)
+                }
+                if (200..<300).contains(response.status) {
+                    outcome.requests += 1
+                } else {
+                    outcome.errors += 1
+                    outcome.firstError = outcome.firstError ?? "status \(response.status)"
+                }
+                if response.fromCache { outcome.cacheHits += 1 }
+            } catch {
+                outcome.errors += 1
+                outcome.firstError = outcome.firstError ?? "\(error)"
+            }
+            if job.recordLatencies { outcome.latencies.append(Nanoseconds.now() &- start) }
+            if let interval = job.residentSampleInterval, (ticket + 1) % interval == 0 {
+                outcome.residentSamples.append((ticket + 1, ProcessStatus.current().residentKiB))
+            }
+        }
+        return outcome
+    }
+}
