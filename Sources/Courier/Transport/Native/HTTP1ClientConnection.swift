@@ -86,6 +86,11 @@ final class HTTP1ClientConnection {
         self.settings = settings
         self.tlsContext = tlsContext
         self.parser = ResponseHeadParser(limits: settings.limits)
+        settings.census.connection(1)
+    }
+
+    deinit {
+        settings.census.connection(-1)
     }
 
     /// Whether the connection can carry a new exchange.

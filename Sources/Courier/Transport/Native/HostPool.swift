@@ -43,6 +43,11 @@ final class HostPool {
         self.tlsContext = tlsContext
         self.lane = lane
         self.contextBound = context
+        settings.census.pool(1)
+    }
+
+    deinit {
+        settings.census.pool(-1)
     }
 
     /// The number of open or opening connections.

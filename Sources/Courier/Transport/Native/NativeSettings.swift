@@ -11,6 +11,8 @@ struct NativeSettings: Sendable {
     let maxDecompressedBytes: Int
     let maxDecompressionRatio: Int
     let limits: HTTP1Limits
+    /// Live pools and connections of the transport these settings belong to.
+    let census = NativeCensus()
 
     init(_ configuration: NativeTransport.Configuration) {
         maxConnectionsPerHost = max(configuration.maxConnectionsPerHost, 1)

@@ -11,6 +11,9 @@ extension NativeTransport {
         let waiting: Int
     }
 
+    /// The live pools and connection objects of this transport; it outlives the transport.
+    var census: NativeCensus { settings.census }
+
     /// The state of the pool that serves `url`, or `nil` when there is none (yet).
     func poolSnapshot(for url: URL) async -> PoolSnapshot? {
         guard let target = try? NativeRequestTarget(url: url),

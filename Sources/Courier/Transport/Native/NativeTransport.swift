@@ -49,7 +49,7 @@ public final class NativeTransport: Transport {
         var isShutDown = false
     }
 
-    private let settings: NativeSettings
+    let settings: NativeSettings
     private let group: EventLoopGroup?
     private let startupError: HTTPConnectionError?
     private let contexts: [LoopBound<NativeLoopContext>]
