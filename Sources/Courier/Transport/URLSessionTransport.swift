@@ -156,6 +156,11 @@ final class URLSessionExchange: Sendable {
             headers.add("\(value)", for: "\(name)")
         }
         let head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
+        if let problem = Self.contentLengthProblem(in: headers) {
+            // libcurl reads such a body anyway (the first value, or the digits before the rubbish).
+            state.withLock { $0.failure = .badResponse.with(detail: problem) }
+            return false
+        }
         if let expected = head.expectedContentLength, expected > maxBodySize {
             state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
             return false
@@ -233,7 +238,7 @@ final class URLSessionExchange: Sendable {
             } else if state.challenged, let head = state.head {
                 result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
             } else if let error {
-                result = .failure(Self.map(error, headReceived: state.head != nil))
+                result = .failure(URLSessionErrorMapping.map(error, headReceived: state.head != nil))
             } else if let head = state.head {
                 result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
             } else {
@@ -245,31 +250,25 @@ final class URLSessionExchange: Sendable {
         continuation?.resume(returning: result)
     }
 
-    private static func tooLarge(_ limit: Int) -> HTTPConnectionError {
-        .bodyTooLarge.with(detail: "the limit is \(limit) bytes")
+    /// Why the response's `Content-Length` cannot be trusted (RFC 9112 §6.3: differing values or
+    /// rubbish are an unrecoverable framing error), or `nil` when it can. With `Transfer-Encoding`
+    /// the length is ignored, as libcurl does.
+    static func contentLengthProblem(in headers: HTTPHeaders) -> String? {
+        guard !headers.contains("Transfer-Encoding") else { return nil }
+        let values = headers.values(for: "Content-Length")
+            .flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = values.first else { return nil }
+        if values.contains(where: { $0.isEmpty || !$0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) {
+            return "Content-Length is not a number: \(values.joined(separator: ", "))"
+        }
+        if values.contains(where: { $0 != first }) {
+            return "conflicting Content-Length values: \(values.joined(separator: ", "))"
+        }
+        return nil
     }
 
-    static func map(_ error: any Error, headReceived: Bool) -> HTTPConnectionError {
-        guard let urlError = error as? URLError else { return .transportFailed.with(underlying: error) }
-        if urlError.code == .badServerResponse, !headReceived {
-            // libcurl's "Empty reply from server": the server closed before answering.
-            return .connectionLost.with(detail: "the server closed the connection before answering", underlying: urlError)
-        }
-        let kind: HTTPConnectionError = switch urlError.code {
-        case .cancelled: .cancelled
-        case .timedOut: .timedOut
-        case .cannotFindHost, .dnsLookupFailed: .cannotResolveHost
-        case .cannotConnectToHost, .notConnectedToInternet: .cannotConnect
-        case .networkConnectionLost: .connectionLost
-        case .badServerResponse, .cannotParseResponse: .badResponse
-        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot: .untrustedCertificate
-        case .serverCertificateHasBadDate, .serverCertificateNotYetValid: .expiredCertificate
-        case .secureConnectionFailed, .clientCertificateRejected: .tlsFailed
-        case .badURL, .unsupportedURL: .invalidURL
-        case .dataLengthExceedsMaximum: .bodyTooLarge
-        case .cannotDecodeContentData, .cannotDecodeRawData: .decompressionFailed
-        default: .transportFailed
-        }
-        return kind.with(detail: urlError.localizedDescription, underlying: urlError)
+    private static func tooLarge(_ limit: Int) -> HTTPConnectionError {
+        .bodyTooLarge.with(detail: "the limit is \(limit) bytes")
     }
 }
