@@ -1,6 +1,5 @@
 import Courier
 import CourierTestServer
-import CZlib
 import Foundation
 import Testing
 
@@ -101,14 +100,14 @@ struct NativeTransportNginxTests {
     func brokenGzip() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        var bytes = Self.gzip(Self.json)
+        var bytes = gzipCompressed(Self.json)
         bytes[bytes.count / 2] ^= 0xFF
         bytes[bytes.count / 2 + 1] ^= 0xFF
         let broken = Data(bytes)
-        let truncated = Data(Self.gzip(Self.json).prefix(40))
+        let truncated = Data(gzipCompressed(Self.json).prefix(40))
         server.route("/broken") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: broken) }
         server.route("/truncated") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: truncated) }
-        server.route("/good") { [body = Data(Self.gzip(Self.json))] _ in
+        server.route("/good") { [body = Data(gzipCompressed(Self.json))] _ in
             .response(status: 200, headers: [("Content-Encoding", "gzip")], body: body)
         }
         let transport = NativeTransport()
@@ -124,7 +123,7 @@ struct NativeTransportNginxTests {
     func gzipBomb() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let bomb = Data(Self.gzip(Data(count: 200 << 20)))  // 200 MiB of zeros, about 200 KiB compressed
+        let bomb = Data(gzipCompressed(Data(count: 200 << 20)))  // 200 MiB of zeros, about 200 KiB compressed
         server.route("/bomb") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: bomb) }
         let transport = NativeTransport()
         defer { transport.shutdown() }
@@ -147,30 +146,5 @@ struct NativeTransportNginxTests {
             try await fetch(unlimited, server.url("/bomb"), maxBodySize: 1 << 20)
         }
         #expect(bodyError == .bodyTooLarge)
-    }
-
-    /// gzip-compresses `data` with zlib.
-    static func gzip(_ data: Data) -> [UInt8] {
-        var stream = z_stream()
-        guard deflateInit2_(&stream, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            return []
-        }
-        defer { deflateEnd(&stream) }
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        data.withUnsafeBytes { input in
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-            stream.avail_in = UInt32(input.count)
-            var status: Int32 = Z_OK
-            while status == Z_OK {
-                chunk.withUnsafeMutableBufferPointer { buffer in
-                    stream.next_out = buffer.baseAddress
-                    stream.avail_out = UInt32(buffer.count)
-                    status = deflate(&stream, Z_FINISH)
-                    output.append(contentsOf: buffer[0..<(buffer.count - Int(stream.avail_out))])
-                }
-            }
-        }
-        return output
     }
 }

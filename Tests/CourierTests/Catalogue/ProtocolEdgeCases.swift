@@ -1,0 +1,100 @@
+import Courier
+import CourierTestServer
+import Foundation
+import Testing
+
+/// Reliability catalogue, section D: protocol edge cases, on both transports.
+@Suite("Catalogue D: protocol edge cases")
+struct ProtocolEdgeCases {
+    /// Registers `path` to send `raw` and keep the connection open for the next request.
+    private func raw(_ path: String, _ raw: String, on server: TestServer, then: [TestServer.Step] = []) {
+        server.route(path) { _ in .script([.send(raw)] + then) }
+    }
+
+    /// Checks that the connection that served the case serves the next request too (it was reused).
+    private func expectReused(_ context: CaseContext, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(await eventually { context.recorder.closureTerminalCount == 1 }, sourceLocation: sourceLocation)
+        let echo = try await context.connection.get("/echo").decode(Echo.self)
+        #expect(echo.connection == 1 && echo.request == 2, "not reused: \(echo.connection)/\(echo.request)", sourceLocation: sourceLocation)
+    }
+
+    @Test("D1 HEAD with a Content-Length: no body is read, the connection is reused", arguments: TransportUnderTest.allCases)
+    func headWithLength(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        raw("/head", "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n", on: server)
+        let outcome = try await runCase(transport, on: server, HTTPRequest(.head, "/head"), during: { context, _ in
+            try await expectReused(context)
+        })
+        #expect(outcome.status == 200 && outcome.response?.body.isEmpty == true, "\(outcome.result)")
+    }
+
+    @Test("D2 204 and 304 have no body, even a 204 that declares a length; the connection is reused", arguments: TransportUnderTest.allCases)
+    func noContent(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        raw("/204", "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n", on: server)
+        let noContent = try await runCase(transport, on: server, HTTPRequest(.get, "/204"), during: { context, _ in
+            try await expectReused(context)
+        })
+        #expect(noContent.status == 204 && noContent.response?.body.isEmpty == true, "\(noContent.result)")
+
+        raw("/304", "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", on: server)
+        let notModified = try await runCase(transport, on: server, HTTPRequest(.get, "/304"), configure: { $0.validation = .acceptAll })
+        #expect(notModified.status == 304 && notModified.response?.body.isEmpty == true, "\(notModified.result)")
+    }
+
+    @Test("D3 1xx responses before the final one are skipped; a 100 with no final response times out", arguments: TransportUnderTest.allCases)
+    func informational(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        raw("/early-hints", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal", on: server)
+        let skipped = try await runCase(transport, on: server, HTTPRequest(.get, "/early-hints"))
+        #expect(skipped.response?.text == "final", "\(skipped.result)")
+
+        var lone = HTTPRequest(.get, "/status/100")
+        lone.timeout = .milliseconds(400)
+        let outcome = try await runCase(transport, on: server, lone)
+        #expect(outcome.error == .timedOut, "\(outcome.result)")
+    }
+
+    @Test("D4 a body longer than its Content-Length is cut there (the rest is not the next response); a shorter one fails", arguments: TransportUnderTest.allCases)
+    func lengthMismatch(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let longer = try await runCase(transport, on: server, HTTPRequest(.get, "/fault/long-length"), during: { context, _ in
+            #expect(await eventually { context.recorder.closureTerminalCount == 1 })
+            let echo = try await context.connection.get("/echo").decode(Echo.self)  // not "efgh…"
+            #expect(echo.path == "/echo")
+        })
+        #expect(longer.response?.text == "abcd", "\(longer.result)")
+
+        raw("/shorter", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcd", on: server, then: [.close])
+        let shorter = try await runCase(transport, on: server, HTTPRequest(.get, "/shorter"))
+        #expect(shorter.error == .connectionLost, "\(shorter.result)")
+    }
+
+    @Test("D5 empty bodies (length 0, an empty chunked body) decode to an empty result without an error", arguments: TransportUnderTest.allCases)
+    func emptyBodies(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        raw("/empty-length", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", on: server)
+        raw("/empty-chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", on: server)
+        let outcomes = try await runCase(transport, on: server, [HTTPRequest(.get, "/empty-length"), HTTPRequest(.get, "/empty-chunked")])
+        for outcome in outcomes {
+            #expect(outcome.response?.body.isEmpty == true && outcome.response?.text == "", "\(outcome.result)")
+        }
+    }
+
+    @Test("D6 close-delimited bodies (no length, no chunking) end at the close", arguments: TransportUnderTest.allCases)
+    func closeDelimited(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        raw("/http10", "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it", on: server, then: [.close])
+        raw("/http11", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end", on: server, then: [.close])
+        let outcomes = try await runCase(transport, on: server, [HTTPRequest(.get, "/http10"), HTTPRequest(.get, "/http11")])
+        #expect(outcomes[0].response?.text == "all of it", "\(outcomes[0].result)")
+        #expect(outcomes[1].response?.text == "until the end", "\(outcomes[1].result)")
+    }
+}

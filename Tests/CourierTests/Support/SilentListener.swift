@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A server that accepts connections and never reads from them, so that a client sending a
+/// large body fills the socket buffers and stays in the middle of its send (reliability case I2).
+final class SilentListener: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let accepted = Locked<[Int32]>([])
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        guard bound == 0, listen(listener, 16) == 0 else {
+            Glibc.close(listener)
+            throw POSIXError(.EADDRINUSE)
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        self.listener = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [listener, accepted] in
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }  // the listener was shut down
+                accepted.withLock { $0.append(client) }
+            }
+        }
+        thread.start()
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Stops accepting and closes every accepted connection.
+    func close() {
+        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        for fd in accepted.withLock({ descriptors in defer { descriptors = [] }; return descriptors }) { Glibc.close(fd) }
+    }
+
+    deinit {
+        close()
+        Glibc.close(listener)
+    }
+}
