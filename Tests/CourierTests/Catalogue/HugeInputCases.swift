@@ -51,7 +51,8 @@ struct HugeInputCases {
         server.route("/bomb") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: bomb) }
         let outcome = try await runCase(transport, on: server, HTTPRequest(.get, "/bomb"), timeout: .seconds(30),
                                         configure: { $0.maxResponseBodySize = 8 << 20 })
-        #expect(outcome.error == .decompressionFailed || outcome.error == .bodyTooLarge, "\(outcome.result)")
+        // Courier's own inflater stops at its ratio limit; libcurl inflates until the body limit.
+        #expect(outcome.error == (transport == .native ? .decompressionFailed : .bodyTooLarge), "\(outcome.result)")
     }
 
     @Test("E5 10,000 one-byte chunks arrive intact", arguments: TransportUnderTest.allCases)
