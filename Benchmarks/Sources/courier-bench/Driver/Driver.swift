@@ -20,7 +20,7 @@ struct Driver {
             defer { servers.stop() }
             let wrk = WrkRunner.locate(folder: runFolder)
             let loadBefore = MachineInfo.loadAverage
-            var output = header(servers: servers, wrk: wrk)
+            var output = header(servers: servers, wrk: wrk, courier: CourierRevision.describe(folder: runFolder))
             print(output)
             var reports: [ScenarioReport] = []
             for scenario in scenarios {
@@ -98,7 +98,7 @@ struct Driver {
         }
     }
 
-    private func header(servers: Servers, wrk: WrkRunner?) -> String {
+    private func header(servers: Servers, wrk: WrkRunner?, courier: String) -> String {
         let date = Date().formatted(.iso8601)
         var lines = [
             "## Courier benchmarks",
@@ -106,6 +106,7 @@ struct Driver {
             "- Date: \(date)",
             "- Machine: \(MachineInfo.summary); load average \(MachineInfo.loadAverage) at the start",
             "- Command: `swift run -c release --package-path Benchmarks courier-bench\(options.commandLine.map { " " + $0 }.joined())`",
+            "- Courier: \(courier), release build",
             "- Static files: \(servers.filesDescription)",
             "- Server logic (auth storm, 1 s delay): \(servers.logicDescription)",
             "- wrk: " + (wrk.map { "\($0.version) (\($0.path))" } ?? "not installed (`apt-get install wrk`); its rows are left out"),
