@@ -37,8 +37,21 @@ final class ChildProcess: Sendable {
         let flags = O_WRONLY | O_CREAT | O_TRUNC
         if let standardOutput { posix_spawn_file_actions_addopen(&actions, 1, standardOutput, flags, 0o644) }
         if let standardError { posix_spawn_file_actions_addopen(&actions, 2, standardError, flags, 0o644) }
+        // The driver blocks or ignores SIGINT and SIGTERM to trap them; a child must not inherit that.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
-        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
         guard result == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(result)))") }
         self.pid = pid
         name = (path as NSString).lastPathComponent

@@ -9,18 +9,31 @@ final class ChildRegistry: Sendable {
     /// The one registry of the process.
     static let shared = ChildRegistry()
 
-    private let children = Mutex<Set<pid_t>>([])
+    private let children = Mutex<(running: Set<pid_t>, stopping: Bool)>(([], false))
     private let signalSources = Mutex<[any DispatchSourceSignal]>([])
 
-    /// Records a started child.
-    func add(_ pid: pid_t) { _ = children.withLock { $0.insert(pid) } }
+    /// Records a started child; stops it at once when the driver is already stopping.
+    func add(_ pid: pid_t) {
+        let stopping = children.withLock { children in
+            children.running.insert(pid)
+            return children.stopping
+        }
+        if stopping { kill(pid, SIGTERM) }
+    }
+
+    /// Whether Ctrl-C or SIGTERM has asked the driver to stop.
+    var isStopping: Bool { children.withLock { $0.stopping } }
 
     /// Forgets a child that has ended.
-    func remove(_ pid: pid_t) { _ = children.withLock { $0.remove(pid) } }
+    func remove(_ pid: pid_t) { _ = children.withLock { $0.running.remove(pid) } }
 
-    /// Sends SIGTERM to every child still running.
+    /// Sends SIGTERM to every child still running, and to every child started from now on.
     func terminateAll() {
-        for pid in children.withLock({ $0 }) { kill(pid, SIGTERM) }
+        let running = children.withLock { children in
+            children.stopping = true
+            return children.running
+        }
+        for pid in running { kill(pid, SIGTERM) }
     }
 
     /// On SIGINT or SIGTERM: stops every child, then exits with 130.

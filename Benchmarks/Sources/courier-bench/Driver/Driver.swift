@@ -51,7 +51,7 @@ struct Driver {
         let (baseURL, description) = servers.server(for: scenario.server)
         var report = ScenarioReport(scenario: scenario, serverDescription: description)
         for round in 1...scenario.rounds {
-            for client in scenario.clients {
+            for client in scenario.clients where !ChildRegistry.shared.isStopping {
                 let job = scenario.job(for: client, baseURL: baseURL,
                                        resultPath: folder.appendingPathComponent("result.json").path)
                 let outcome = measure(job, wrk: wrk)

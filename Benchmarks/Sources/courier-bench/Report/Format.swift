@@ -23,7 +23,7 @@ enum Format {
 
     /// Memory in MiB: `12.3 MiB`.
     static func memory(kiB: Int?) -> String {
-        guard let kiB, kiB > 0 else { return "–" }
+        guard let kiB else { return "–" }
         return String(format: "%.1f MiB", Double(kiB) / 1024)
     }
 

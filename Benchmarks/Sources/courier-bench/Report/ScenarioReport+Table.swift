@@ -98,7 +98,7 @@ extension ScenarioReport {
         for summary in measured {
             let samples = summary.residentSamples.map { String(format: "%.1f", Double($0) / 1024) }.joined(separator: " ")
             table.rows.append([summary.label, Format.count(summary.requests ?? 0), Format.rate(summary.requestsPerSecond),
-                               samples, Format.memory(kiB: summary.residentGrowthKiB.map { max($0, 0) }).replacingOccurrences(of: "–", with: "0 MiB"),
+                               samples, Format.memory(kiB: summary.residentGrowthKiB),
                                summary.residentIsFlat.map { $0 ? "yes" : "NO" } ?? "–"])
         }
         table.notes.append("- Courier's native transport runs the full count; the other clients run a tenth of it, sampled ten times too.")

@@ -36,7 +36,7 @@ struct TargetCheck: Sendable {
             checks.append(TargetCheck(target: "Flat RSS over 1,000,000 requests",
                                       met: full ? soak.residentIsFlat : nil,
                                       detail: "\(Format.count(ran)) requests, \(Format.memory(kiB: soak.residentSamples.first)) → "
-                                          + "\(Format.memory(kiB: soak.residentSamples.last)) (growth \(Format.memory(kiB: max(growth, 0)).replacingOccurrences(of: "–", with: "0 MiB")))"
+                                          + "\(Format.memory(kiB: soak.residentSamples.last)) (growth \(Format.memory(kiB: growth)))"
                                           + (full ? "" : "; fewer than 1,000,000 requests, not a verdict")))
         } else {
             checks.append(TargetCheck(target: "Flat RSS over 1,000,000 requests", met: nil, detail: "not run"))
