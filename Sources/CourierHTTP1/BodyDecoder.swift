@@ -81,11 +81,12 @@ public struct BodyDecoder: Sendable {
             return (bytes.count, false)
         case .chunked:
             var emitted = 0
+            // Also when decoding stops with an error: the runs emitted before it count.
+            defer { payloadBytes &+= emitted }
             let consumed = try chunked.decode(bytes) { run in
                 emitted &+= run.count
                 try emit(run)
             }
-            payloadBytes &+= emitted
             isComplete = chunked.isComplete
             return (consumed, isComplete)
         }
