@@ -162,6 +162,9 @@ extension HTTPServerConnection {
     }
 
     /// Answers with an error status and closes the connection after a short linger.
+    ///
+    /// The body (from ``HTTPServer/Configuration/errorBody``) is left out when the request
+    /// being answered is a `HEAD`; its `Content-Length` still says how long it would be.
     func sendError(status: Int, message: String) {
         guard phase != .closed else { return }
         var text = message
@@ -174,7 +177,10 @@ extension HTTPServerConnection {
             HTTPField(name: "Connection", value: "close"),
         ]
         outbound.append(contentsOf: HTTPResponseHead(status: status, fields: fields).serialized())
-        outbound.append(contentsOf: body)
+        // A response to HEAD never has content (RFC 9110 §9.3.2), not even an error's.
+        if head?.method != "HEAD" {
+            outbound.append(contentsOf: body)
+        }
         phase = .closing
         inbound = []
         afterFlush = .shutdownWrite(linger: configuration.lingerTimeout)
