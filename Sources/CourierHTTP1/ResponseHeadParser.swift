@@ -10,7 +10,8 @@
 ///   HTAB, SP, visible ASCII and obs-text but no control bytes. Leading whitespace is rejected.
 /// - Field lines are `token ":" OWS value OWS`; whitespace before the colon, a missing colon,
 ///   an empty name, and NUL/CR/LF/other control bytes (except HTAB) or DEL in the value are
-///   rejected; obs-fold lines are rejected with `.obsoleteLineFolding`. Values are trimmed and
+///   rejected; an obs-fold line (one that starts with whitespace) continues the previous
+///   value, joined by one space, as RFC 9112 §5.2 requires of a user agent. Values are trimmed and
 ///   decoded as UTF-8 (invalid sequences become U+FFFD).
 /// - Lines end with CRLF; a bare LF is also accepted as a line end (RFC 9112 §2.2, as most
 ///   clients do), a bare CR is not. Empty lines before the status line are skipped.
@@ -30,8 +31,7 @@ public struct ResponseHeadParser: Sendable {
     /// - Parameter bytes: The next bytes of the connection.
     /// - Returns: `nil` when the head is not complete yet (every byte was taken and kept);
     ///   otherwise the head and how many bytes of *this* buffer belonged to it.
-    /// - Throws: `HTTP1Error` `.invalidStatusLine`, `.invalidHeaderField`,
-    ///   `.obsoleteLineFolding`, `.headTooLarge` (as soon as the limit is passed, before the
+    /// - Throws: `HTTP1Error` `.invalidStatusLine`, `.invalidHeaderField`, `.headTooLarge` (as soon as the limit is passed, before the
     ///   head ends) or `.tooManyFields`. After an error the parser is reset.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTP1Error) -> (head: HTTPResponseHead, consumed: Int)? {
         guard let outcome = try accumulator.feed(bytes, parse: ResponseHeadParser.parseHead) else { return nil }
@@ -50,7 +50,7 @@ public struct ResponseHeadParser: Sendable {
             throw HTTP1Error.invalidStatusLine.with("empty status line")
         }
         var head = try parseStatusLine(line)
-        head.fields = try FieldLineParser.parseFields(&cursor, capacity: lines &- 1)
+        head.fields = try FieldLineParser.parseFields(&cursor, capacity: lines &- 1, unfoldingObsoleteFolds: true)
         return head
     }
 

@@ -112,13 +112,19 @@ struct ResponseHeadParserTests {
         }
     }
 
-    @Test("C2 obs-fold lines are rejected")
-    func obsFold() {
-        #expect(throws: HTTP1Error.obsoleteLineFolding) {
-            try Wire.parseResponse(Wire.bytes("HTTP/1.1 200 OK\r\nX-Long: first\r\n  second\r\n\r\n"))
+    @Test("C2 obs-fold lines in a response are unfolded into one space (RFC 9112 §5.2)")
+    func obsFold() throws {
+        let spaces = try #require(try Wire.parseResponse(Wire.bytes("HTTP/1.1 200 OK\r\nX-Long: first\r\n  second \r\n\tthird\r\nX-Next: n\r\n\r\n"))?.0)
+        #expect(spaces.fields.map { $0.name } == ["X-Long", "X-Next"])
+        #expect(spaces.value(for: "X-Long") == "first second third")
+        let empty = try #require(try Wire.parseResponse(Wire.bytes("HTTP/1.1 200 OK\r\nX-Empty:\r\n  later\r\n\r\n"))?.0)
+        #expect(empty.value(for: "X-Empty") == "later")
+        // A fold before any field, and a fold carrying a control byte, are still errors.
+        #expect(throws: HTTP1Error.invalidHeaderField) {
+            try Wire.parseResponse(Wire.bytes("HTTP/1.1 200 OK\r\n  orphan\r\n\r\n"))
         }
-        #expect(throws: HTTP1Error.obsoleteLineFolding) {
-            try Wire.parseResponse(Wire.bytes("HTTP/1.1 200 OK\r\nX-Long: first\r\n\tsecond\r\n\r\n"))
+        #expect(throws: HTTP1Error.invalidHeaderField) {
+            try Wire.parseResponse(Wire.bytes("HTTP/1.1 200 OK\r\nX-Long: first\r\n  bad\u{0}byte\r\n\r\n"))
         }
     }
 
