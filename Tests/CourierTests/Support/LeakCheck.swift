@@ -60,6 +60,24 @@ final class LeakCheck: Sendable {
         return transport
     }
 
+    /// A fresh native transport with the given configuration, tracked, its pools and connection
+    /// objects counted by its census.
+    /// - Parameter configuration: the transport's configuration. Default: the default configuration.
+    /// - Returns: the transport; shut it down or release it before the body ends.
+    func native(_ configuration: NativeTransport.Configuration = .init()) -> NativeTransport {
+        track(NativeTransport(configuration: configuration))
+    }
+
+    /// Registers a native transport you made yourself: it must be freed, and its census must
+    /// reach zero (no pool or connection object alive).
+    /// - Returns: `transport`, so that the call can wrap an initializer.
+    @discardableResult
+    func track(_ transport: NativeTransport) -> NativeTransport {
+        censuses.withLock { $0.append(transport.census) }
+        add(transport)
+        return transport
+    }
+
     /// A tracked connection to `server` over a fresh tracked transport; the server's port is watched.
     func connection(_ server: TestServer, _ kind: TransportUnderTest, timeout: Duration? = .seconds(10),
                     configure: (inout HTTPConnection.Configuration) -> Void = { _ in }) -> HTTPConnection {
@@ -84,10 +102,16 @@ final class LeakCheck: Sendable {
         ports.withLock { $0 }.reduce(0) { $0 + max(clientSocketCount(toPort: $1.key) - $1.value, 0) }
     }
 
+    /// The start of every issue ``verify(timeout:sourceLocation:)`` records, to recognise them
+    /// (``withKnownLeak(_:sourceLocation:_:)``).
+    static let findings = ["objects outlived their last reference", "native pools or connections still alive",
+                           "client sockets still open to the test's servers"]
+
     /// Waits (a bounded time) for everything to be released, then records an issue for whatever
     /// survived.
-    func verify(sourceLocation: SourceLocation = #_sourceLocation) async {
-        let clean = await eventually { self.survivors.isEmpty && self.liveNativeObjects == 0 && self.openSockets == 0 }
+    /// - Parameter timeout: how long to wait for the last releases. Default: 20 s.
+    func verify(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async {
+        let clean = await eventually(timeout: timeout) { self.survivors.isEmpty && self.liveNativeObjects == 0 && self.openSockets == 0 }
         guard !clean else { return }
         #expect(survivors.isEmpty, "objects outlived their last reference: \(survivors)", sourceLocation: sourceLocation)
         #expect(liveNativeObjects == 0, "native pools or connections still alive", sourceLocation: sourceLocation)
@@ -100,10 +124,11 @@ final class LeakCheck: Sendable {
 ///
 /// The body runs in its own scope, so its locals are released before the check; keep no
 /// reference to a tracked object outside it.
-func withLeakCheck<Result>(sourceLocation: SourceLocation = #_sourceLocation,
+/// - Parameter timeout: how long the check waits for the last releases. Default: 20 s.
+func withLeakCheck<Result>(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
                            _ body: (LeakCheck) async throws -> Result) async rethrows -> Result {
     let check = LeakCheck()
     let result = try await body(check)
-    await check.verify(sourceLocation: sourceLocation)
+    await check.verify(timeout: timeout, sourceLocation: sourceLocation)
     return result
 }
