@@ -11,123 +11,146 @@ struct CancellationTests {
     func concurrentCancels(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport)
-        let recorder = EventRecorder()
-        connection.delegate = recorder
-        var ids: [RequestID] = []
-        for round in 0..<20 {
-            // Alternate between a response that is already on its way and one still pending.
-            let target = round.isMultiple(of: 2) ? "/echo" : "/delay/5"
-            let id = connection.get(target, onSuccess: recorder.onSuccess, onError: recorder.onError)
-            ids.append(id)
-            DispatchQueue.concurrentPerform(iterations: 100) { _ in connection.cancel(id) }
-        }
-        let count = ids.count
-        #expect(await eventually { recorder.closureTerminalCount == count && recorder.terminalCount == count })
-        try await Task.sleep(for: .milliseconds(100))  // nothing more may arrive
-        for id in ids {
-            let terminals = recorder.events.filter { event in
-                switch event {
-                case .finish(id, _), .fail(id, _), .cancel(id): true
-                default: false
-                }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let recorder = leaks.track(EventRecorder())
+            connection.delegate = recorder
+            var ids: [RequestID] = []
+            for round in 0..<20 {
+                // Alternate between a response that is already on its way and one still pending.
+                let target = round.isMultiple(of: 2) ? "/echo" : "/delay/5"
+                let id = connection.get(target, onSuccess: recorder.onSuccess, onError: recorder.onError)
+                ids.append(id)
+                DispatchQueue.concurrentPerform(iterations: 100) { _ in connection.cancel(id) }
             }
-            #expect(terminals.count == 1, "request \(id): \(terminals)")
+            let count = ids.count
+            #expect(await eventually { recorder.closureTerminalCount == count && recorder.terminalCount == count })
+            try await Task.sleep(for: .milliseconds(100))  // nothing more may arrive
+            for id in ids {
+                let terminals = recorder.events.filter { event in
+                    switch event {
+                    case .finish(id, _), .fail(id, _), .cancel(id): true
+                    default: false
+                    }
+                }
+                #expect(terminals.count == 1, "request \(id): \(terminals)")
+            }
+            #expect(recorder.closureTerminalCount == ids.count)
+            #expect(connection.activeRequestIDs.isEmpty)
         }
-        #expect(recorder.closureTerminalCount == ids.count)
-        #expect(connection.activeRequestIDs.isEmpty)
     }
 
     @Test("I1 cancel right after start: the request ends cancelled and the pool still serves", arguments: TransportUnderTest.allCases)
     func cancelImmediately(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport)
-        let recorder = EventRecorder()
-        connection.delegate = recorder
-        let id = connection.get("/delay/300", onSuccess: recorder.onSuccess, onError: recorder.onError)
-        connection.cancel(id)
-        #expect(await eventually { recorder.closureTerminalCount == 1 })
-        #expect(recorder.events.contains(.cancel(id)))
-        #expect(recorder.events.contains(.closureError("cancelled")))
-        #expect(try await connection.get("/echo").status == .ok)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let recorder = leaks.track(EventRecorder())
+            connection.delegate = recorder
+            let id = connection.get("/delay/300", onSuccess: recorder.onSuccess, onError: recorder.onError)
+            connection.cancel(id)
+            #expect(await eventually { recorder.closureTerminalCount == 1 })
+            #expect(recorder.events.contains(.cancel(id)))
+            #expect(recorder.events.contains(.closureError("cancelled")))
+            #expect(try await connection.get("/echo").status == .ok)
+        }
     }
 
     @Test("I2 cancel while waiting for the response ends promptly", arguments: TransportUnderTest.allCases)
     func cancelWhileWaiting(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport, timeout: .seconds(30))
-        let recorder = EventRecorder()
-        connection.delegate = recorder
-        let id = connection.get("/fault/stall", onSuccess: recorder.onSuccess, onError: recorder.onError)
-        #expect(await eventually { server.requestCount(path: "/fault/stall") == 1 })
-        let clock = ContinuousClock()
-        let start = clock.now
-        connection.cancel(id)
-        #expect(await eventually { recorder.closureTerminalCount == 1 })
-        #expect(clock.now - start < .seconds(10))
-        #expect(recorder.events.filter(\.isTerminal) == [.cancel(id)])
+        await withLeakCheck { leaks in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport, timeout: .seconds(30))
+            let recorder = leaks.track(EventRecorder())
+            connection.delegate = recorder
+            let id = connection.get("/fault/stall", onSuccess: recorder.onSuccess, onError: recorder.onError)
+            #expect(await eventually { server.requestCount(path: "/fault/stall") == 1 })
+            let clock = ContinuousClock()
+            let start = clock.now
+            connection.cancel(id)
+            #expect(await eventually { recorder.closureTerminalCount == 1 })
+            #expect(clock.now - start < .seconds(10))
+            #expect(recorder.events.filter(\.isTerminal) == [.cancel(id)])
+        }
     }
 
     @Test("I3 cancel from inside the request's own didStart callback", arguments: TransportUnderTest.allCases)
     func cancelFromOwnCallback(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport)
-        let recorder = EventRecorder()
-        let id = connection.get("/delay/200", onDidStart: { id in
-            recorder.onDidStart(id)
-            connection.cancel(id)
-        }, onSuccess: recorder.onSuccess, onError: recorder.onError)
-        #expect(await eventually { recorder.closureTerminalCount == 1 })
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(recorder.events == [.closureStart(id), .closureError("cancelled")])
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let recorder = leaks.track(EventRecorder())
+            // Weakly: the connection keeps its last request's closures (for retry()), so a strong
+            // capture would be a cycle.
+            let id = connection.get("/delay/200", onDidStart: { [weak connection] id in
+                recorder.onDidStart(id)
+                connection?.cancel(id)
+            }, onSuccess: recorder.onSuccess, onError: recorder.onError)
+            #expect(await eventually { recorder.closureTerminalCount == 1 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(recorder.events == [.closureStart(id), .closureError("cancelled")])
+        }
     }
 
     @Test("I5 cancel after the response was delivered: no second terminal callback", arguments: TransportUnderTest.allCases)
     func cancelAfterFinish(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport)
-        let recorder = EventRecorder()
-        connection.delegate = recorder
-        let id = connection.get("/echo", onSuccess: recorder.onSuccess, onError: recorder.onError)
-        #expect(await eventually { recorder.closureTerminalCount == 1 })
-        connection.cancel(id)
-        connection.cancelAll()
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(recorder.terminalCount == 1)
-        #expect(recorder.closureTerminalCount == 1)
-        #expect(recorder.events.contains(.finish(id, 200)))
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let recorder = leaks.track(EventRecorder())
+            connection.delegate = recorder
+            let id = connection.get("/echo", onSuccess: recorder.onSuccess, onError: recorder.onError)
+            #expect(await eventually { recorder.closureTerminalCount == 1 })
+            connection.cancel(id)
+            connection.cancelAll()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(recorder.terminalCount == 1)
+            #expect(recorder.closureTerminalCount == 1)
+            #expect(recorder.events.contains(.finish(id, 200)))
+        }
     }
 
     @Test("cancelAll cancels every request in flight, each once", arguments: TransportUnderTest.allCases)
     func cancelAll(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport, timeout: .seconds(30))
-        let recorder = EventRecorder()
-        connection.delegate = recorder
-        let ids = (0..<10).map { _ in connection.get("/fault/stall", onSuccess: recorder.onSuccess, onError: recorder.onError) }
-        #expect(connection.activeRequestIDs.count == 10)
-        connection.cancelAll()
-        #expect(await eventually { recorder.terminalCount == 10 && recorder.closureTerminalCount == 10 })
-        #expect(Set(recorder.events.filter(\.isTerminal)) == Set(ids.map { .cancel($0) }))
-        #expect(connection.activeRequestIDs.isEmpty)
+        await withLeakCheck { leaks in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport, timeout: .seconds(30))
+            let recorder = leaks.track(EventRecorder())
+            connection.delegate = recorder
+            let ids = (0..<10).map { _ in connection.get("/fault/stall", onSuccess: recorder.onSuccess, onError: recorder.onError) }
+            #expect(connection.activeRequestIDs.count == 10)
+            connection.cancelAll()
+            #expect(await eventually { recorder.terminalCount == 10 && recorder.closureTerminalCount == 10 })
+            #expect(Set(recorder.events.filter(\.isTerminal)) == Set(ids.map { .cancel($0) }))
+            #expect(connection.activeRequestIDs.isEmpty)
+        }
     }
 
     @Test("cancelling the Swift task cancels an async request", arguments: TransportUnderTest.allCases)
     func taskCancellation(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let connection = makeConnection(server, transport, timeout: .seconds(30))
-        let task = Task { try await connection.get("/fault/stall") }
-        #expect(await eventually { server.requestCount(path: "/fault/stall") == 1 })
-        task.cancel()
-        let result = await task.result
-        #expect(throws: HTTPConnectionError.cancelled) { try result.get() }
-        #expect(connection.activeRequestIDs.isEmpty)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport, timeout: .seconds(30))
+            let task = Task { try await connection.get("/fault/stall") }
+            #expect(await eventually { server.requestCount(path: "/fault/stall") == 1 })
+            task.cancel()
+            let result = await task.result
+            #expect(throws: HTTPConnectionError.cancelled) { try result.get() }
+            #expect(connection.activeRequestIDs.isEmpty)
+        }
     }
 }
 

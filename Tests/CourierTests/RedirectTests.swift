@@ -19,35 +19,44 @@ struct RedirectTests {
     func chainFollowed(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        Self.addChain(to: server)
-        let response = try await makeConnection(server, transport).get("/chain/10")
-        #expect(response.status == .ok)
-        #expect(response.url.path == "/chain/0")
-        #expect(response.metrics?.redirects == 10)
-        #expect(response.metrics?.attempts == 11)
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            Self.addChain(to: server)
+            let response = try await leaks.connection(server, transport).get("/chain/10")
+            #expect(response.status == .ok)
+            #expect(response.url.path == "/chain/0")
+            #expect(response.metrics?.redirects == 10)
+            #expect(response.metrics?.attempts == 11)
+        }
     }
 
     @Test("F1 a chain over the limit fails with tooManyRedirects", arguments: TransportUnderTest.allCases)
     func chainTooLong(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        Self.addChain(to: server)
-        let connection = makeConnection(server, transport)
-        await #expect(throws: HTTPConnectionError.tooManyRedirects) { try await connection.get("/chain/11") }
-        connection.redirectPolicy = .follow(limit: 2)
-        await #expect(throws: HTTPConnectionError.tooManyRedirects) { try await connection.get("/chain/3") }
-        #expect(try await connection.get("/chain/2").status == .ok)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            Self.addChain(to: server)
+            let connection = leaks.connection(server, transport)
+            await #expect(throws: HTTPConnectionError.tooManyRedirects) { try await connection.get("/chain/11") }
+            connection.redirectPolicy = .follow(limit: 2)
+            await #expect(throws: HTTPConnectionError.tooManyRedirects) { try await connection.get("/chain/3") }
+            #expect(try await connection.get("/chain/2").status == .ok)
+        }
     }
 
     @Test("F2 a cycle is detected", arguments: TransportUnderTest.allCases)
     func cycle(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        server.route("/a") { _ in .response(status: 302, headers: [("Location", "/b")]) }
-        server.route("/b") { _ in .response(status: 302, headers: [("Location", "/a")]) }
-        await #expect(throws: HTTPConnectionError.redirectCycle) { try await makeConnection(server, transport).get("/a") }
-        #expect(server.requestCount(path: "/a") == 1)
-        #expect(server.requestCount(path: "/b") == 1)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            server.route("/a") { _ in .response(status: 302, headers: [("Location", "/b")]) }
+            server.route("/b") { _ in .response(status: 302, headers: [("Location", "/a")]) }
+            await #expect(throws: HTTPConnectionError.redirectCycle) { try await leaks.connection(server, transport).get("/a") }
+            #expect(server.requestCount(path: "/a") == 1)
+            #expect(server.requestCount(path: "/b") == 1)
+        }
     }
 
     @Test("F3 301/302/303 turn POST into GET without a body; 307/308 keep both",
@@ -55,17 +64,20 @@ struct RedirectTests {
     func methodRewrite(transport: TransportUnderTest, status: Int) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        server.route("/moved") { _ in .response(status: status, headers: [("Location", "/echo/landed")]) }
-        let echo = try await makeConnection(server, transport)
-            .post("/moved", body: .form(["room[name]": "Lobby"])).decode(Echo.self)
-        if status == 307 || status == 308 {
-            #expect(echo.method == "POST")
-            #expect(echo.body == "room%5Bname%5D=Lobby")
-            #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
-        } else {
-            #expect(echo.method == "GET")
-            #expect(echo.bodyLength == 0)
-            #expect(echo.header("Content-Type") == nil)
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            server.route("/moved") { _ in .response(status: status, headers: [("Location", "/echo/landed")]) }
+            let echo = try await leaks.connection(server, transport)
+                .post("/moved", body: .form(["room[name]": "Lobby"])).decode(Echo.self)
+            if status == 307 || status == 308 {
+                #expect(echo.method == "POST")
+                #expect(echo.body == "room%5Bname%5D=Lobby")
+                #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
+            } else {
+                #expect(echo.method == "GET")
+                #expect(echo.bodyLength == 0)
+                #expect(echo.header("Content-Type") == nil)
+            }
         }
     }
 
@@ -74,65 +86,75 @@ struct RedirectTests {
         let first = try TestServer()
         let second = try TestServer()
         defer { first.shutdown(); second.shutdown() }
-        let elsewhere = second.baseURL.absoluteString + "/echo/elsewhere"
-        first.route("/away") { _ in .response(status: 302, headers: [("Location", elsewhere)]) }
-        first.route("/stay") { _ in .response(status: 307, headers: [("Location", "/echo/here")]) }
-        let connection = makeConnection(first, transport)
-        let secrets: HTTPHeaders = ["Authorization": "Bearer s3cret", "Cookie": "session=1", "Proxy-Authorization": "Basic eA==", "X-Trace": "keep"]
-        let away = try await connection.get("/away", headers: secrets).decode(Echo.self)
-        #expect(away.path == "/echo/elsewhere")
-        #expect(away.header("Authorization") == nil)
-        #expect(away.header("Cookie") == nil)
-        #expect(away.header("Proxy-Authorization") == nil)
-        #expect(away.header("X-Trace") == "keep")
-        let stay = try await connection.get("/stay", headers: secrets).decode(Echo.self)
-        #expect(stay.header("Authorization") == "Bearer s3cret")
-        #expect(stay.header("Cookie") == "session=1")
+        try await withLeakCheck { leaks in
+            leaks.watch(first)
+            leaks.watch(second)
+            let elsewhere = second.baseURL.absoluteString + "/echo/elsewhere"
+            first.route("/away") { _ in .response(status: 302, headers: [("Location", elsewhere)]) }
+            first.route("/stay") { _ in .response(status: 307, headers: [("Location", "/echo/here")]) }
+            let connection = leaks.connection(first, transport)
+            let secrets: HTTPHeaders = ["Authorization": "Bearer s3cret", "Cookie": "session=1", "Proxy-Authorization": "Basic eA==", "X-Trace": "keep"]
+            let away = try await connection.get("/away", headers: secrets).decode(Echo.self)
+            #expect(away.path == "/echo/elsewhere")
+            #expect(away.header("Authorization") == nil)
+            #expect(away.header("Cookie") == nil)
+            #expect(away.header("Proxy-Authorization") == nil)
+            #expect(away.header("X-Trace") == "keep")
+            let stay = try await connection.get("/stay", headers: secrets).decode(Echo.self)
+            #expect(stay.header("Authorization") == "Bearer s3cret")
+            #expect(stay.header("Cookie") == "session=1")
+        }
     }
 
     @Test("F5 a redirect without Location is the response; an unusable Location fails clearly", arguments: TransportUnderTest.allCases)
     func badLocation(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        server.route("/nowhere") { _ in .response(status: 302) }
-        server.route("/garbage") { _ in .response(status: 301, headers: [("Location", "ftp://files.example/x")]) }
-        let connection = makeConnection(server, transport)
-        do {
-            _ = try await connection.get("/nowhere")
-            Issue.record("a 302 without Location is not a success")
-        } catch {
-            #expect(error == .unacceptableStatus)
-            #expect(error.response?.status.code == 302)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            server.route("/nowhere") { _ in .response(status: 302) }
+            server.route("/garbage") { _ in .response(status: 301, headers: [("Location", "ftp://files.example/x")]) }
+            let connection = leaks.connection(server, transport)
+            do throws(HTTPConnectionError) {
+                _ = try await connection.get("/nowhere")
+                Issue.record("a 302 without Location is not a success")
+            } catch {
+                #expect(error == .unacceptableStatus)
+                #expect(error.response?.status.code == 302)
+            }
+            await #expect(throws: HTTPConnectionError.redirectRefused) { try await connection.get("/garbage") }
         }
-        await #expect(throws: HTTPConnectionError.redirectRefused) { try await connection.get("/garbage") }
     }
 
     @Test("redirect following can be turned off, and hooks can stop or refuse a hop", arguments: TransportUnderTest.allCases)
     func policyAndHooks(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        Self.addChain(to: server)
-        let connection = makeConnection(server, transport)
-        connection.validation = .acceptAll
-        connection.redirectPolicy = .doNotFollow
-        let first = try await connection.get("/chain/2")
-        #expect(first.status.code == 302)
-        #expect(first.headers["Location"] == "/chain/1")
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            Self.addChain(to: server)
+            let connection = leaks.connection(server, transport)
+            connection.validation = .acceptAll
+            connection.redirectPolicy = .doNotFollow
+            let first = try await connection.get("/chain/2")
+            #expect(first.status.code == 302)
+            #expect(first.headers["Location"] == "/chain/1")
 
-        connection.redirectPolicy = .follow(hook: { hop in hop.count == 0 ? .follow : .stop })
-        #expect(try await connection.get("/chain/3").url.path == "/chain/2")
+            connection.redirectPolicy = .follow(hook: { hop in hop.count == 0 ? .follow : .stop })
+            #expect(try await connection.get("/chain/3").url.path == "/chain/2")
 
-        connection.redirectPolicy = .follow(hook: { _ in .refuse })
-        await #expect(throws: HTTPConnectionError.redirectRefused) { try await connection.get("/chain/1") }
+            connection.redirectPolicy = .follow(hook: { _ in .refuse })
+            await #expect(throws: HTTPConnectionError.redirectRefused) { try await connection.get("/chain/1") }
 
-        connection.redirectPolicy = .follow(hook: { hop in
-            var changed = hop.request
-            changed.headers.set("yes", for: "X-Changed")
-            changed.url = server.url("/echo/changed")
-            return .followWith(changed)
-        })
-        let echo = try await connection.get("/chain/1").decode(Echo.self)
-        #expect(echo.path == "/echo/changed")
-        #expect(echo.header("X-Changed") == "yes")
+            connection.redirectPolicy = .follow(hook: { hop in
+                var changed = hop.request
+                changed.headers.set("yes", for: "X-Changed")
+                changed.url = server.url("/echo/changed")
+                return .followWith(changed)
+            })
+            let echo = try await connection.get("/chain/1").decode(Echo.self)
+            #expect(echo.path == "/echo/changed")
+            #expect(echo.header("X-Changed") == "yes")
+        }
     }
 }
