@@ -15,18 +15,21 @@ struct NativeTransportNginxTests {
     func staticFiles() async throws {
         let nginx = try await Nginx.start(files: ["rooms.json": Self.json, "big.bin": Self.binary, "empty.txt": Data()])
         defer { nginx.stop() }
-        let transport = NativeTransport(configuration: .init(decompression: false))
-        defer { transport.shutdown() }
-        for _ in 0..<3 {
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native(.init(decompression: false))
+            defer { transport.shutdown() }
+            for _ in 0..<3 {
+                #expect(try await fetch(transport, nginx.url("/rooms.json")).body == Self.json)
+                #expect(try await fetch(transport, nginx.url("/big.bin")).body == Self.binary)
+                #expect(try await fetch(transport, nginx.url("/empty.txt")).body.isEmpty)
+            }
+            let missing = try await fetch(transport, nginx.url("/missing"))
+            #expect(missing.status.code == 404)
+            let head = try await fetch(transport, nginx.url("/big.bin"), method: .head)
+            #expect(head.body.isEmpty && head.headers["Content-Length"] == "1000000")
             #expect(try await fetch(transport, nginx.url("/rooms.json")).body == Self.json)
-            #expect(try await fetch(transport, nginx.url("/big.bin")).body == Self.binary)
-            #expect(try await fetch(transport, nginx.url("/empty.txt")).body.isEmpty)
         }
-        let missing = try await fetch(transport, nginx.url("/missing"))
-        #expect(missing.status.code == 404)
-        let head = try await fetch(transport, nginx.url("/big.bin"), method: .head)
-        #expect(head.body.isEmpty && head.headers["Content-Length"] == "1000000")
-        #expect(try await fetch(transport, nginx.url("/rooms.json")).body == Self.json)
     }
 
     @Test("chunked responses (server-side includes) are decoded", .enabled(if: Nginx.isInstalled, Nginx.skipReason))
@@ -36,12 +39,15 @@ struct NativeTransportNginxTests {
                                       "part.html": Data(part.utf8)],
                               server: "location / { ssi on; }")
         defer { nginx.stop() }
-        let transport = NativeTransport()
-        defer { transport.shutdown() }
-        for _ in 0..<3 {
-            let response = try await fetch(transport, nginx.url("/page.html"))
-            #expect(response.headers["Transfer-Encoding"]?.lowercased() == "chunked")
-            #expect(response.text == "<p>\(part)</p>")
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            for _ in 0..<3 {
+                let response = try await fetch(transport, nginx.url("/page.html"))
+                #expect(response.headers["Transfer-Encoding"]?.lowercased() == "chunked")
+                #expect(response.text == "<p>\(part)</p>")
+            }
         }
     }
 
@@ -49,50 +55,59 @@ struct NativeTransportNginxTests {
     func gzip() async throws {
         let nginx = try await Nginx.start(files: ["rooms.json": Self.json], server: "gzip on; gzip_min_length 0; gzip_types application/json;")
         defer { nginx.stop() }
-        let transport = NativeTransport()
-        defer { transport.shutdown() }
-        for _ in 0..<3 {
-            let observer = RecordingObserver()
-            let response = try await fetch(transport, nginx.url("/rooms.json"), observer: observer)
-            #expect(response.headers["Content-Encoding"] == "gzip")
-            #expect(response.body == Self.json)
-            #expect(observer.progress.reduce(0) { $0 + $1.count } == Self.json.count)
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            for _ in 0..<3 {
+                let observer = RecordingObserver()
+                let response = try await fetch(transport, nginx.url("/rooms.json"), observer: observer)
+                #expect(response.headers["Content-Encoding"] == "gzip")
+                #expect(response.body == Self.json)
+                #expect(observer.progress.reduce(0) { $0 + $1.count } == Self.json.count)
+            }
+            let raw = leaks.native(.init(decompression: false))
+            defer { raw.shutdown() }
+            let plain = try await fetch(raw, nginx.url("/rooms.json"))
+            #expect(plain.headers["Content-Encoding"] == nil)
+            #expect(plain.body == Self.json)
         }
-        let raw = NativeTransport(configuration: .init(decompression: false))
-        defer { raw.shutdown() }
-        let plain = try await fetch(raw, nginx.url("/rooms.json"))
-        #expect(plain.headers["Content-Encoding"] == nil)
-        #expect(plain.body == Self.json)
     }
 
     @Test("keepalive_requests 3: the pool replaces closed connections transparently", .enabled(if: Nginx.isInstalled, Nginx.skipReason))
     func keepAliveRequests() async throws {
         let nginx = try await Nginx.start(files: ["rooms.json": Self.json], http: "keepalive_requests 3;")
         defer { nginx.stop() }
-        let transport = NativeTransport()
-        defer { transport.shutdown() }
-        for _ in 0..<10 {
-            #expect(try await fetch(transport, nginx.url("/rooms.json")).body == Self.json)
-        }
-        let url = nginx.url("/rooms.json")
-        let codes = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<40 {
-                group.addTask { try await fetch(transport, url).status.code }
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            for _ in 0..<10 {
+                #expect(try await fetch(transport, nginx.url("/rooms.json")).body == Self.json)
             }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
+            let url = nginx.url("/rooms.json")
+            let codes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<40 {
+                    group.addTask { try await fetch(transport, url).status.code }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(codes == Array(repeating: 200, count: 40))
         }
-        #expect(codes == Array(repeating: 200, count: 40))
     }
 
     @Test("keepalive_timeout 1s: a connection nginx closed while idle is not used", .enabled(if: Nginx.isInstalled, Nginx.skipReason))
     func keepAliveTimeout() async throws {
         let nginx = try await Nginx.start(files: ["rooms.json": Self.json], http: "keepalive_timeout 1s;")
         defer { nginx.stop() }
-        let transport = NativeTransport()
-        defer { transport.shutdown() }
-        for round in 0..<3 {
-            #expect(try await fetch(transport, nginx.url("/rooms.json"), method: round == 2 ? .post : .get).status.code < 500)
-            try await Task.sleep(for: .milliseconds(1300))
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            for round in 0..<3 {
+                #expect(try await fetch(transport, nginx.url("/rooms.json"), method: round == 2 ? .post : .get).status.code < 500)
+                try await Task.sleep(for: .milliseconds(1300))
+            }
         }
     }
 
@@ -100,51 +115,57 @@ struct NativeTransportNginxTests {
     func brokenGzip() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        var bytes = gzipCompressed(Self.json)
-        bytes[bytes.count / 2] ^= 0xFF
-        bytes[bytes.count / 2 + 1] ^= 0xFF
-        let broken = Data(bytes)
-        let truncated = Data(gzipCompressed(Self.json).prefix(40))
-        server.route("/broken") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: broken) }
-        server.route("/truncated") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: truncated) }
-        server.route("/good") { [body = Data(gzipCompressed(Self.json))] _ in
-            .response(status: 200, headers: [("Content-Encoding", "gzip")], body: body)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            var bytes = gzipCompressed(Self.json)
+            bytes[bytes.count / 2] ^= 0xFF
+            bytes[bytes.count / 2 + 1] ^= 0xFF
+            let broken = Data(bytes)
+            let truncated = Data(gzipCompressed(Self.json).prefix(40))
+            server.route("/broken") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: broken) }
+            server.route("/truncated") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: truncated) }
+            server.route("/good") { [body = Data(gzipCompressed(Self.json))] _ in
+                .response(status: 200, headers: [("Content-Encoding", "gzip")], body: body)
+            }
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            for path in ["/broken", "/truncated"] {
+                let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url(path)) }
+                #expect(error == .decompressionFailed, "\(path)")
+            }
+            #expect(try await fetch(transport, server.url("/good")).body == Self.json)
         }
-        let transport = NativeTransport()
-        defer { transport.shutdown() }
-        for path in ["/broken", "/truncated"] {
-            let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url(path)) }
-            #expect(error == .decompressionFailed, "\(path)")
-        }
-        #expect(try await fetch(transport, server.url("/good")).body == Self.json)
     }
 
     @Test("E4 a gzip bomb stops at the decompression limit without expanding it")
     func gzipBomb() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let bomb = Data(gzipCompressed(Data(count: 200 << 20)))  // 200 MiB of zeros, about 200 KiB compressed
-        server.route("/bomb") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: bomb) }
-        let transport = NativeTransport()
-        defer { transport.shutdown() }
-        let observer = RecordingObserver()
-        let error = await failure { () async throws(HTTPConnectionError) in
-            try await fetch(transport, server.url("/bomb"), observer: observer)
-        }
-        #expect(error == .decompressionFailed)
-        #expect(observer.progress.reduce(0) { $0 + $1.count } < 8 << 20)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let bomb = Data(gzipCompressed(Data(count: 200 << 20)))  // 200 MiB of zeros, about 200 KiB compressed
+            server.route("/bomb") { _ in .response(status: 200, headers: [("Content-Encoding", "gzip")], body: bomb) }
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            let observer = RecordingObserver()
+            let error = await failure { () async throws(HTTPConnectionError) in
+                try await fetch(transport, server.url("/bomb"), observer: observer)
+            }
+            #expect(error == .decompressionFailed)
+            #expect(observer.progress.reduce(0) { $0 + $1.count } < 8 << 20)
 
-        // With the ratio check off, the size limit still stops it.
-        let sized = NativeTransport(configuration: .init(maxDecompressedBytes: 1 << 20, maxDecompressionRatio: 0))
-        defer { sized.shutdown() }
-        let sizedError = await failure { () async throws(HTTPConnectionError) in try await fetch(sized, server.url("/bomb")) }
-        #expect(sizedError == .decompressionFailed)
-        // And the request's own maximum body size applies to the decoded bytes.
-        let unlimited = NativeTransport(configuration: .init(maxDecompressionRatio: 0))
-        defer { unlimited.shutdown() }
-        let bodyError = await failure { () async throws(HTTPConnectionError) in
-            try await fetch(unlimited, server.url("/bomb"), maxBodySize: 1 << 20)
+            // With the ratio check off, the size limit still stops it.
+            let sized = leaks.native(.init(maxDecompressedBytes: 1 << 20, maxDecompressionRatio: 0))
+            defer { sized.shutdown() }
+            let sizedError = await failure { () async throws(HTTPConnectionError) in try await fetch(sized, server.url("/bomb")) }
+            #expect(sizedError == .decompressionFailed)
+            // And the request's own maximum body size applies to the decoded bytes.
+            let unlimited = leaks.native(.init(maxDecompressionRatio: 0))
+            defer { unlimited.shutdown() }
+            let bodyError = await failure { () async throws(HTTPConnectionError) in
+                try await fetch(unlimited, server.url("/bomb"), maxBodySize: 1 << 20)
+            }
+            #expect(bodyError == .bodyTooLarge)
         }
-        #expect(bodyError == .bodyTooLarge)
     }
 }
