@@ -25,6 +25,10 @@ final class CredentialSession: Sendable {
         var credential: Credential?
         var version = 0
         var refreshing = false
+        /// Increases with every refresh started, so that an abandoned refresh cannot finish a later one.
+        var refreshGeneration = 0
+        /// The running refresh, to cancel when every request waiting for it has gone.
+        var refreshTask: Task<Void, Never>?
         var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
         var nextWaiter: UInt64 = 0
         var refreshStarts: [ContinuousClock.Instant] = []
@@ -36,7 +40,7 @@ final class CredentialSession: Sendable {
     private enum Step {
         case resume(Outcome)
         case wait
-        case startRefresh(previous: Credential?)
+        case startRefresh(previous: Credential?, generation: Int)
     }
 
     let authenticator: any Authenticator
@@ -112,20 +116,37 @@ final class CredentialSession: Sendable {
                 switch step {
                 case .resume(let outcome): continuation.resume(returning: outcome)
                 case .wait: break
-                case .startRefresh(let previous): startRefresh(previous: previous, context: context)
+                case .startRefresh(let previous, let generation):
+                    startRefresh(previous: previous, generation: generation, context: context)
                 }
             }
         } onCancel: {
-            let continuation = state.withLock { $0.waiters.removeValue(forKey: waiter) }
+            let (continuation, abandoned) = state.withLock { state in
+                (state.waiters.removeValue(forKey: waiter), Self.abandonRefreshIfUnwanted(&state))
+            }
             continuation?.resume(returning: .cancelled)
+            abandoned?.cancel()
         }
+    }
+
+    /// When the last request waiting for a running refresh has gone (cancelled, or past its
+    /// deadline), the refresh is no longer wanted: it is forgotten, so that it keeps nothing alive
+    /// (its token request, the transport), and returned to be cancelled. The next rejection starts
+    /// a new one. Called under the lock.
+    private static func abandonRefreshIfUnwanted(_ state: inout State) -> Task<Void, Never>? {
+        guard state.refreshing, state.waiters.isEmpty else { return nil }
+        state.refreshing = false
+        state.refreshGeneration += 1
+        defer { state.refreshTask = nil }
+        return state.refreshTask
     }
 
     /// Marks a refresh as running, unless the window is full. Called under the lock.
     private func beginRefresh(_ state: inout State) -> Step {
         guard admitRefresh(&state) else { return .resume(.throttled) }
         state.refreshing = true
-        return .startRefresh(previous: state.credential)
+        state.refreshGeneration += 1
+        return .startRefresh(previous: state.credential, generation: state.refreshGeneration)
     }
 
     private func admitRefresh(_ state: inout State) -> Bool {
@@ -138,28 +159,38 @@ final class CredentialSession: Sendable {
 
     // MARK: - Refreshing
 
-    private func startRefresh(previous: Credential?, context: AuthenticationContext) {
-        Task {
+    private func startRefresh(previous: Credential?, generation: Int, context: AuthenticationContext) {
+        let task = Task {
             var failures = 0
-            while true {
+            while !Task.isCancelled {
                 do {
                     let credential = try await authenticator.refresh(previous: previous, context: context)
-                    return finishRefresh(.success(credential))
+                    return finishRefresh(.success(credential), generation: generation)
                 } catch {
                     failures += 1
+                    guard !Task.isCancelled else { return }
                     guard await authenticator.shouldRetryRefresh(after: error, attempt: failures) else {
-                        return finishRefresh(.failure(error))
+                        return finishRefresh(.failure(error), generation: generation)
                     }
-                    guard state.withLock({ admitRefresh(&$0) }) else { return finishRefresh(nil) }
+                    guard state.withLock({ admitRefresh(&$0) }) else { return finishRefresh(nil, generation: generation) }
                 }
             }
         }
+        let abandoned = state.withLock { state in
+            guard state.refreshGeneration == generation, state.refreshing else { return true }
+            state.refreshTask = task
+            return false
+        }
+        if abandoned { task.cancel() }
     }
 
-    /// Ends the refresh and releases every held request. `nil` means the window filled up.
-    private func finishRefresh(_ result: Result<Credential, any Error>?) {
-        let (waiters, outcome) = state.withLock { state -> ([CheckedContinuation<Outcome, Never>], Outcome) in
+    /// Ends the refresh and releases every held request. `nil` means the window filled up. A
+    /// refresh that was abandoned meanwhile (``abandonRefreshIfUnwanted(_:)``) changes nothing.
+    private func finishRefresh(_ result: Result<Credential, any Error>?, generation: Int) {
+        let finished = state.withLock { state -> ([CheckedContinuation<Outcome, Never>], Outcome)? in
+            guard state.refreshGeneration == generation, state.refreshing else { return nil }
             state.refreshing = false
+            state.refreshTask = nil
             let waiters = Array(state.waiters.values)
             state.waiters.removeAll()
             switch result {
@@ -175,6 +206,7 @@ final class CredentialSession: Sendable {
                 return (waiters, .throttled)
             }
         }
+        guard let (waiters, outcome) = finished else { return }
         if case .success(let credential) = result { try? store?.save(credential, for: storeKey) }
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
