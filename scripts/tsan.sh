@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the package and its tests with ThreadSanitizer and runs the whole suite under it.
+#
+#   scripts/tsan.sh [extra `swift test` arguments, e.g. --filter CourierWireTests]
+#
+# Scratch folder: .build-tsan (override with TSAN_SCRATCH). Log: $TSAN_SCRATCH/tsan-test.log.
+# Exits non-zero when the build fails, a test fails, or TSan reports anything at all.
+#
+# Two things make the run meaningful on Linux:
+# - scripts/tsan-mutex-annotations.c is preloaded into the test process. Swift's
+#   Synchronization.Mutex hands a contended lock over inside libswiftSynchronization.so (not
+#   built with TSan) through the kernel, so without it TSan reports every contended critical
+#   section as a race. The library tells TSan about those hand-overs; it suppresses nothing.
+# - scripts/tsan-suppressions.txt silences reports that lie entirely inside uninstrumented
+#   system libraries; every entry says why. It never names a frame of this package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PATH="/opt/swift/usr/bin:$PATH"
+scratch="${TSAN_SCRATCH:-.build-tsan}"
+root="$(pwd)"
+mkdir -p "$scratch"
+log="$scratch/tsan-test.log"
+annotations="$scratch/libtsan-mutex-annotations.so"
+
+stamp() { date +%s; }
+start=$(stamp)
+
+echo "== building scripts/tsan-mutex-annotations.c"
+clang -O1 -Wall -Wextra -Werror -shared -fPIC -fdollars-in-identifiers \
+  scripts/tsan-mutex-annotations.c -o "$annotations" -ldl
+
+echo "== swift build --build-tests --sanitize=thread --scratch-path $scratch"
+build_log="$scratch/tsan-build.log"
+if ! swift build --build-tests --sanitize=thread --scratch-path "$scratch" >"$build_log" 2>&1; then
+  cat "$build_log"
+  echo "error: the TSan build failed" >&2
+  exit 1
+fi
+if grep -E "(Sources|Tests)/.*: warning:" "$build_log"; then
+  echo "error: the build has warnings (above)" >&2
+  exit 1
+fi
+built=$(stamp)
+echo "   built in $((built - start)) s"
+
+# Under TSan everything is several times slower; running the suites one at a time keeps
+# the 2-core machines from starving the cooperative pool (hang guards are sized for a normal
+# parallel run).
+echo "== swift test --sanitize=thread (serial)"
+test_status=0
+# The time limit turns a hang into a failure (a normal serial run takes about 10 minutes).
+TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$root/scripts/tsan-suppressions.txt" \
+LD_PRELOAD="$root/$annotations${LD_PRELOAD:+:$LD_PRELOAD}" \
+  timeout --signal=INT --kill-after=60s "${TSAN_TEST_TIMEOUT:-40m}" \
+  swift test --skip-build --sanitize=thread --scratch-path "$scratch" --no-parallel "$@" >"$log" 2>&1 \
+  || test_status=$?
+finished=$(stamp)
+
+warnings=$(grep -cE "^WARNING: ThreadSanitizer:|^==[0-9]+==ERROR: ThreadSanitizer:" "$log" || true)
+failures=$(grep -cE "^✘ Test .* failed after" "$log" || true)
+echo "== summary"
+grep -E "^WARNING: ThreadSanitizer:|^==[0-9]+==ERROR: ThreadSanitizer:" "$log" | sed -E 's/ \(pid=[0-9]+\)//; s/^==[0-9]+==//; s/ on unknown address.*//' | sort | uniq -c || true
+grep -E "^SUMMARY: ThreadSanitizer:" "$log" | sort | uniq -c | sort -rn || true
+grep -E "^✘ Test .* (failed after|recorded an issue)" "$log" | cut -c1-400 | head -60 || true
+grep -E "^(✔|✘) Test run with" "$log" || tail -5 "$log"
+echo "TSan warnings: $warnings"
+echo "failed tests: $failures (swift test exit status $test_status; 124 or 137: timed out)"
+echo "times: build $((built - start)) s, tests $((finished - built)) s, total $((finished - start)) s"
+echo "log: $log"
+if [ "$warnings" -ne 0 ] || [ "$failures" -ne 0 ] || [ "$test_status" -ne 0 ]; then
+  exit 1
+fi
