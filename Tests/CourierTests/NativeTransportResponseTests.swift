@@ -32,7 +32,8 @@ struct NativeTransportResponseTests {
             #expect(error == .badResponse)
             #expect(error?.underlying != nil)
             let lines = ["HTTP/1.1 00a OK", "HTTP/1.1 2147483648 OK", " HTTP/1.1 200 OK", "HTTP/1.1 20 OK",
-                         "HTTP/1.1 200 OK\r\nNo colon here", "HTTP/1.1 200 OK\r\nX: a\u{0}b", "HTTP/1.1 200 OK\r\nX: a\r\n  folded"]
+                         "HTTP/1.1 200 OK\r\nNo colon here", "HTTP/1.1 200 OK\r\nX: a\u{0}b",
+                         "HTTP/1.1 200 OK\r\n  folded before any field"]  // a fold after a field is unfolded (RFC 9112 §5.2)
             for (index, line) in lines.enumerated() {
                 let path = "/bad-\(index)"
                 server.route(path) { _ in .script([.send(line + "\r\nContent-Length: 0\r\n\r\n"), .close]) }
