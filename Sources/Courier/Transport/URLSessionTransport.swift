@@ -51,19 +51,21 @@ public final class URLSessionTransport: Transport {
         if !request.body.isEmpty { urlRequest.httpBody = request.body }
 
         let task = session.dataTask(with: urlRequest)
+        let taskIdentifier = task.taskIdentifier
         let exchange = URLSessionExchange(url: request.url, observer: observer,
                                           maxBodySize: request.maxResponseBodySize,
-                                          bytesSent: Int64(request.body.count))
+                                          bytesSent: Int64(request.body.count),
+                                          unregister: { [router] in router.unregister(taskIdentifier) })
+        router.register(exchange, for: task)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 exchange.begin(continuation)
-                router.register(exchange, for: task)
                 exchange.watch(task, idleTimeout: request.timeout)
-                if Task.isCancelled { task.cancel() }
+                if Task.isCancelled { exchange.abandon(task, error: URLError(.cancelled)) }
                 task.resume()
             }
         } onCancel: {
-            task.cancel()
+            exchange.abandon(task, error: URLError(.cancelled))
         }
         return try result.get()
     }
@@ -75,6 +77,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func register(_ exchange: URLSessionExchange, for task: URLSessionTask) {
         exchanges.withLock { $0[task.taskIdentifier] = exchange }
+    }
+
+    /// Forgets the exchange of a task that ended without URLSession reporting it.
+    func unregister(_ taskIdentifier: Int) {
+        _ = exchanges.withLock { $0.removeValue(forKey: taskIdentifier) }
     }
 
     private func exchange(for task: URLSessionTask) -> URLSessionExchange? {
@@ -111,164 +118,5 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         exchange?.complete(error: error, response: task.response)
-    }
-}
-
-/// The state of one URLSession data task: its response so far and the waiting continuation.
-final class URLSessionExchange: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?
-        var head: HTTPResponse.Head?
-        var body = Data()
-        var failure: HTTPConnectionError?
-        var firstByte: Duration?
-        var challenged = false
-        var lastProgress = ContinuousClock.now
-        var watchdog: Task<Void, Never>?
-    }
-
-    private let url: URL
-    private let observer: any TransportObserver
-    private let maxBodySize: Int
-    private let state = Mutex(State())
-    private let started = ContinuousClock.now
-    private let bytesSent: Int64
-
-    init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64) {
-        self.url = url
-        self.bytesSent = bytesSent
-        self.observer = observer
-        self.maxBodySize = maxBodySize
-    }
-
-    func begin(_ continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    /// Records the head; returns `false` when the body would be too large.
-    func didReceive(_ response: URLResponse) -> Bool {
-        guard let http = response as? HTTPURLResponse else {
-            state.withLock { $0.failure = .badResponse.with(detail: "not an HTTP response") }
-            return false
-        }
-        var headers = HTTPHeaders()
-        for (name, value) in http.allHeaderFields {
-            headers.add("\(value)", for: "\(name)")
-        }
-        let head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
-        if let problem = Self.contentLengthProblem(in: headers) {
-            // libcurl reads such a body anyway (the first value, or the digits before the rubbish).
-            state.withLock { $0.failure = .badResponse.with(detail: problem) }
-            return false
-        }
-        if let expected = head.expectedContentLength, expected > maxBodySize {
-            state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
-            return false
-        }
-        let now = ContinuousClock.now
-        state.withLock { $0.head = head; $0.firstByte = now - started; $0.lastProgress = now }
-        observer.transportDidReceiveHead(head)
-        return true
-    }
-
-    /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`.
-    func watch(_ task: URLSessionTask, idleTimeout: Duration) {
-        let watchdog = Task { [weak self] in
-            var wait = idleTimeout
-            while (try? await Task.sleep(for: wait)) != nil {
-                guard let self else { return }
-                let idle = ContinuousClock.now - self.state.withLock { $0.lastProgress }
-                guard idle >= idleTimeout else {
-                    wait = idleTimeout - idle
-                    continue
-                }
-                self.state.withLock { state in
-                    if state.failure == nil {
-                        state.failure = .timedOut.with(detail: "nothing arrived for \(idleTimeout)")
-                    }
-                }
-                task.cancel()
-                return
-            }
-        }
-        state.withLock { $0.watchdog = watchdog }
-    }
-
-    /// Records the response of an authentication challenge as the final response, without a body.
-    func didReceiveChallenge(_ response: URLResponse) {
-        guard didReceive(response) else { return }
-        state.withLock { $0.challenged = true }
-    }
-
-    /// Appends body bytes; returns `false` when the maximum size is passed.
-    func didReceive(_ data: Data) -> Bool {
-        let progress: (Int64, Int64?)? = state.withLock { state in
-            guard state.failure == nil else { return nil }
-            if state.body.count + data.count > maxBodySize {
-                state.failure = Self.tooLarge(maxBodySize)
-                return nil
-            }
-            state.body.append(data)
-            state.lastProgress = .now
-            return (Int64(state.body.count), state.head?.expectedContentLength)
-        }
-        guard let (soFar, expected) = progress else { return false }
-        if observer.observesBody { observer.transportDidReceiveBody(data, bytesSoFar: soFar, expectedTotal: expected) }
-        return true
-    }
-
-    /// Ends the exchange. `response` is the task's own record of the head, for the responses whose
-    /// head URLSession never reported to the delegate (a redirect status without `Location`).
-    func complete(error: (any Error)?, response: URLResponse?) {
-        if error == nil, state.withLock({ $0.head == nil && $0.failure == nil }), let response {
-            _ = didReceive(response)
-        }
-        let (continuation, result, metrics) = state.withLock { state in
-            let continuation = state.continuation
-            state.continuation = nil
-            state.watchdog?.cancel()
-            state.watchdog = nil
-            var metrics = TransportMetrics()
-            metrics.firstByte = state.firstByte
-            metrics.bytesSent = bytesSent
-            metrics.bytesReceived = Int64(state.body.count)
-            let result: Result<HTTPResponse, HTTPConnectionError>
-            if let failure = state.failure {
-                result = .failure(failure)
-            } else if state.challenged, let head = state.head {
-                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
-            } else if let error {
-                result = .failure(URLSessionErrorMapping.map(error, headReceived: state.head != nil))
-            } else if let head = state.head {
-                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
-            } else {
-                result = .failure(.badResponse.with(detail: "no response head"))
-            }
-            return (continuation, result, metrics)
-        }
-        observer.transportDidCollect(metrics)
-        continuation?.resume(returning: result)
-    }
-
-    /// Why the response's `Content-Length` cannot be trusted (RFC 9112 §6.3: differing values or
-    /// rubbish are an unrecoverable framing error), or `nil` when it can. With `Transfer-Encoding`
-    /// the length is ignored, as libcurl does.
-    static func contentLengthProblem(in headers: HTTPHeaders) -> String? {
-        guard !headers.contains("Transfer-Encoding") else { return nil }
-        let values = headers.values(for: "Content-Length")
-            .flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let first = values.first else { return nil }
-        if values.contains(where: { $0.isEmpty || !$0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) {
-            return "Content-Length is not a number: \(values.joined(separator: ", "))"
-        }
-        if values.contains(where: { $0 != first }) {
-            return "conflicting Content-Length values: \(values.joined(separator: ", "))"
-        }
-        return nil
-    }
-
-    private static func tooLarge(_ limit: Int) -> HTTPConnectionError {
-        .bodyTooLarge.with(detail: "the limit is \(limit) bytes")
     }
 }

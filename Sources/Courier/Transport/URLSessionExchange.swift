@@ -1,0 +1,189 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The state of one URLSession data task: its response so far and the waiting continuation.
+final class URLSessionExchange: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?
+        var head: HTTPResponse.Head?
+        var body = Data()
+        var failure: HTTPConnectionError?
+        var firstByte: Duration?
+        var challenged = false
+        var lastProgress = ContinuousClock.now
+        var watchdog: Task<Void, Never>?
+        /// The outcome, when the exchange ended before its caller began waiting.
+        var early: Result<HTTPResponse, HTTPConnectionError>?
+        var ended = false
+    }
+
+    private let url: URL
+    private let observer: any TransportObserver
+    private let maxBodySize: Int
+    private let state = Mutex(State())
+    private let started = ContinuousClock.now
+    private let bytesSent: Int64
+    private let unregister: @Sendable () -> Void
+
+    init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64,
+         unregister: @escaping @Sendable () -> Void) {
+        self.url = url
+        self.bytesSent = bytesSent
+        self.unregister = unregister
+        self.observer = observer
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Registers the caller's continuation; resumes it at once when the exchange already ended.
+    func begin(_ continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>) {
+        let early = state.withLock { state -> Result<HTTPResponse, HTTPConnectionError>? in
+            if let early = state.early { return early }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    /// Cancels the task and ends the exchange now, without waiting for URLSession to report the
+    /// end: corelibs never reports a task cancelled before it started, which would leave the
+    /// caller waiting forever and the exchange registered.
+    func abandon(_ task: URLSessionTask, error: URLError) {
+        task.cancel()
+        unregister()
+        complete(error: error, response: nil)
+    }
+
+    /// Records the head; returns `false` when the body would be too large.
+    func didReceive(_ response: URLResponse) -> Bool {
+        guard let http = response as? HTTPURLResponse else {
+            state.withLock { $0.failure = .badResponse.with(detail: "not an HTTP response") }
+            return false
+        }
+        var headers = HTTPHeaders()
+        for (name, value) in http.allHeaderFields {
+            headers.add("\(value)", for: "\(name)")
+        }
+        let head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
+        if let problem = Self.contentLengthProblem(in: headers) {
+            // libcurl reads such a body anyway (the first value, or the digits before the rubbish).
+            state.withLock { $0.failure = .badResponse.with(detail: problem) }
+            return false
+        }
+        if let expected = head.expectedContentLength, expected > maxBodySize {
+            state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
+            return false
+        }
+        let now = ContinuousClock.now
+        state.withLock { $0.head = head; $0.firstByte = now - started; $0.lastProgress = now }
+        observer.transportDidReceiveHead(head)
+        return true
+    }
+
+    /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`.
+    func watch(_ task: URLSessionTask, idleTimeout: Duration) {
+        let watchdog = Task { [weak self] in
+            var wait = idleTimeout
+            while (try? await Task.sleep(for: wait)) != nil {
+                guard let self else { return }
+                let idle = ContinuousClock.now - self.state.withLock { $0.lastProgress }
+                guard idle >= idleTimeout else {
+                    wait = idleTimeout - idle
+                    continue
+                }
+                self.state.withLock { state in
+                    if state.failure == nil {
+                        state.failure = .timedOut.with(detail: "nothing arrived for \(idleTimeout)")
+                    }
+                }
+                self.abandon(task, error: URLError(.timedOut))
+                return
+            }
+        }
+        state.withLock { $0.watchdog = watchdog }
+    }
+
+    /// Records the response of an authentication challenge as the final response, without a body.
+    func didReceiveChallenge(_ response: URLResponse) {
+        guard didReceive(response) else { return }
+        state.withLock { $0.challenged = true }
+    }
+
+    /// Appends body bytes; returns `false` when the maximum size is passed.
+    func didReceive(_ data: Data) -> Bool {
+        let progress: (Int64, Int64?)? = state.withLock { state in
+            guard state.failure == nil else { return nil }
+            if state.body.count + data.count > maxBodySize {
+                state.failure = Self.tooLarge(maxBodySize)
+                return nil
+            }
+            state.body.append(data)
+            state.lastProgress = .now
+            return (Int64(state.body.count), state.head?.expectedContentLength)
+        }
+        guard let (soFar, expected) = progress else { return false }
+        if observer.observesBody { observer.transportDidReceiveBody(data, bytesSoFar: soFar, expectedTotal: expected) }
+        return true
+    }
+
+    /// Ends the exchange. `response` is the task's own record of the head, for the responses whose
+    /// head URLSession never reported to the delegate (a redirect status without `Location`).
+    func complete(error: (any Error)?, response: URLResponse?) {
+        if error == nil, state.withLock({ $0.head == nil && $0.failure == nil }), let response {
+            _ = didReceive(response)
+        }
+        let ending = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?, Result<HTTPResponse, HTTPConnectionError>, TransportMetrics)? in
+            guard !state.ended else { return nil }  // abandoned already, or reported twice
+            state.ended = true
+            let continuation = state.continuation
+            state.continuation = nil
+            state.watchdog?.cancel()
+            state.watchdog = nil
+            var metrics = TransportMetrics()
+            metrics.firstByte = state.firstByte
+            metrics.bytesSent = bytesSent
+            metrics.bytesReceived = Int64(state.body.count)
+            let result: Result<HTTPResponse, HTTPConnectionError>
+            if let failure = state.failure {
+                result = .failure(failure)
+            } else if state.challenged, let head = state.head {
+                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
+            } else if let error {
+                result = .failure(URLSessionErrorMapping.map(error, headReceived: state.head != nil))
+            } else if let head = state.head {
+                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
+            } else {
+                result = .failure(.badResponse.with(detail: "no response head"))
+            }
+            if continuation == nil { state.early = result }
+            return (continuation, result, metrics)
+        }
+        guard let (continuation, result, metrics) = ending else { return }
+        observer.transportDidCollect(metrics)
+        continuation?.resume(returning: result)
+    }
+
+    /// Why the response's `Content-Length` cannot be trusted (RFC 9112 §6.3: differing values or
+    /// rubbish are an unrecoverable framing error), or `nil` when it can. With `Transfer-Encoding`
+    /// the length is ignored, as libcurl does.
+    static func contentLengthProblem(in headers: HTTPHeaders) -> String? {
+        guard !headers.contains("Transfer-Encoding") else { return nil }
+        let values = headers.values(for: "Content-Length")
+            .flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = values.first else { return nil }
+        if values.contains(where: { $0.isEmpty || !$0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) {
+            return "Content-Length is not a number: \(values.joined(separator: ", "))"
+        }
+        if values.contains(where: { $0 != first }) {
+            return "conflicting Content-Length values: \(values.joined(separator: ", "))"
+        }
+        return nil
+    }
+
+    private static func tooLarge(_ limit: Int) -> HTTPConnectionError {
+        .bodyTooLarge.with(detail: "the limit is \(limit) bytes")
+    }
+}
