@@ -115,7 +115,7 @@ struct Driver {
         if servers.nginx == nil {
             lines.insert("> nginx was not found: CourierTestServer (bench-server) serves the static files instead.\n", at: 2)
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\n") + "\n"
     }
 
     private func progress(_ text: String) {
