@@ -102,11 +102,6 @@ final class LeakCheck: Sendable {
         ports.withLock { $0 }.reduce(0) { $0 + max(clientSocketCount(toPort: $1.key) - $1.value, 0) }
     }
 
-    /// The start of every issue ``verify(timeout:sourceLocation:)`` records, to recognise them
-    /// (``withKnownLeak(_:sourceLocation:_:)``).
-    static let findings = ["objects outlived their last reference", "native pools or connections still alive",
-                           "client sockets still open to the test's servers"]
-
     /// Waits (a bounded time) for everything to be released, then records an issue for whatever
     /// survived.
     /// - Parameter timeout: how long to wait for the last releases. Default: 20 s.
