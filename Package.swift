@@ -41,13 +41,13 @@ let package = Package(
         // The command-line program: serve, demo, and client commands.
         .executableTarget(name: "chatcave", dependencies: ["ChatCaveCLI"]),
 
-        .testTarget(name: "CourierWireTests", dependencies: ["CourierWire"]),
+        .testTarget(name: "CourierWireTests", dependencies: ["CourierWire", "CourierTestServer"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CourierHTTP1"]),
-        .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS"]),
+        .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"]),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"]),
         .testTarget(name: "ChatCaveTests", dependencies: ["Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
-        .testTarget(name: "ChatCaveServerTests", dependencies: ["ChatCaveServer"]),
+        .testTarget(name: "ChatCaveServerTests", dependencies: ["ChatCaveServer", "CourierTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,8 @@
+import CourierTestServer
 import Foundation
 import Testing
 
-@Suite("ChatCave server: authentication")
+@Suite("ChatCave server: authentication", .ownThread)
 struct ServerAuthenticationTests {
     @Test("a request without credentials gets 401, an empty body and the exact realm")
     func challenge() throws {

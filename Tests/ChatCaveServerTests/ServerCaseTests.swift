@@ -1,4 +1,5 @@
 import ChatCaveServer
+import CourierTestServer
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// ChatCave server, over real sockets. Every error the server core answers has a JSON body;
 /// every test ends by checking that the server still serves a normal request and holds no
 /// socket but its listener.
-@Suite("Server cases (ChatCave server)")
+@Suite("Server cases (ChatCave server)", .ownThread)
 struct ChatCaveServerCaseTests {
     /// Requests whose request line or head is malformed; each must get 400.
     static let malformed: [(String, String)] = [
@@ -223,10 +224,10 @@ struct ChatCaveServerCaseTests {
     /// server holds only its listener (and `keeping` connections still open).
     func expectServingWithoutLeaks(_ server: ChatCaveServer, keeping: Int = 0) throws {
         #expect(try RawHTTP(port: server.port).request("GET", "/", headers: [("Connection", "close")]).status == 200)
-        var count = serverSockets(port: server.port)
+        var count = ProcessSockets.bound(toPort: server.port)
         for _ in 0..<200 where count != 1 + keeping {
             usleep(25_000)
-            count = serverSockets(port: server.port)
+            count = ProcessSockets.bound(toPort: server.port)
         }
         #expect(count == 1 + keeping, "\(count) sockets on the server's port, expected the listener and \(keeping)")
     }
@@ -302,43 +303,6 @@ final class Probe {
         }
         return (received, false, false)
     }
-}
-
-/// How many of this process's sockets have `port` as their local port (the server's
-/// listener and its accepted connections), from /proc.
-func serverSockets(port: Int) -> Int {
-    var inodes = Set<Substring>()
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        guard let text = readWholeFile(table) else { continue }
-        for line in text.split(separator: "\n").dropFirst() {
-            let columns = line.split(separator: " ")
-            guard columns.count > 9, let local = columns[1].split(separator: ":").last,
-                  Int(local, radix: 16) == port else { continue }
-            inodes.insert(columns[9])
-        }
-    }
-    let directory = "/proc/self/fd"
-    let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return entries.filter { entry in
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + entry),
-              target.hasPrefix("socket:[") else { return false }
-        return inodes.contains(target.dropFirst("socket:[".count).dropLast())
-    }.count
-}
-
-/// Reads a file to its end (/proc files report a size of 0).
-func readWholeFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var data: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    for _ in 0..<1_000 {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        data += chunk[..<count]
-    }
-    return String(decoding: data, as: UTF8.self)
 }
 
 /// A deterministic generator (SplitMix64), so that a failing fuzz round can be replayed.

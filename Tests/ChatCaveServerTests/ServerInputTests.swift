@@ -1,8 +1,9 @@
+import CourierTestServer
 import ChatCaveServer
 import Foundation
 import Testing
 
-@Suite("ChatCave server: bodies and malformed input")
+@Suite("ChatCave server: bodies and malformed input", .ownThread)
 struct ServerInputTests {
     @Test("form bodies: bracketed keys, percent escapes and + as a space")
     func formBodies() throws {

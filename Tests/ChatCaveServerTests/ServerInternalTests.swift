@@ -1,7 +1,8 @@
 @testable import ChatCaveServer
+import CourierTestServer
 import Testing
 
-@Suite("ChatCave server: internals")
+@Suite("ChatCave server: internals", .ownThread)
 struct ServerInternalTests {
     @Test("form decoding: escapes, + as space, first value wins, empty pairs skipped")
     func formDecoding() throws {

@@ -1,8 +1,9 @@
+import CourierTestServer
 import ChatCaveServer
 import Foundation
 import Testing
 
-@Suite("ChatCave server: persistence")
+@Suite("ChatCave server: persistence", .ownThread)
 struct ServerPersistenceTests {
     private static func temporaryDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("chatcave-server-\(UUID().uuidString)", isDirectory: true)

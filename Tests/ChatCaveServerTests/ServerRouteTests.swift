@@ -1,7 +1,8 @@
+import CourierTestServer
 import Foundation
 import Testing
 
-@Suite("ChatCave server: routes and statuses")
+@Suite("ChatCave server: routes and statuses", .ownThread)
 struct ServerRouteTests {
     @Test("sign-up: 201 User; 406 for an empty name or password; 406 for a taken name")
     func signUp() throws {

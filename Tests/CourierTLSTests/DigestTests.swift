@@ -1,9 +1,10 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
 
 /// SHA-256 through OpenSSL's EVP interface.
-@Suite("Digest")
+@Suite("Digest", .ownThread)
 struct DigestTests {
     private func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()

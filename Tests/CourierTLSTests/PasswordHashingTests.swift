@@ -1,3 +1,4 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 extension SerialTLSTests {
 
 /// PBKDF2-HMAC-SHA256 password hashing and its encoded form.
-@Suite("Password hashing")
+@Suite("Password hashing", .ownThread)
 struct PasswordHashingTests {
     @Test("a password hashed with the default iterations verifies; a wrong one does not")
     func roundTripDefault() throws {

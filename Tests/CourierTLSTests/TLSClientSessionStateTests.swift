@@ -1,9 +1,10 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
 
 /// The session's memory-buffer state machine, without a server.
-@Suite("TLS client session state")
+@Suite("TLS client session state", .ownThread)
 struct TLSClientSessionStateTests {
     private func makeSession(_ name: String = "example.com") throws -> TLSClientSession {
         try TLSClientSession(context: TLSContext(configuration: TLSConfiguration()), serverName: name)

@@ -1,3 +1,4 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 extension SerialTLSTests {
 
 /// Building contexts and sessions from good and bad configurations (no network).
-@Suite("TLS configuration")
+@Suite("TLS configuration", .ownThread)
 struct TLSConfigurationTests {
     @Test("the defaults are the safe ones")
     func defaults() {

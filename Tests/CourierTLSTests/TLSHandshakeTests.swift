@@ -1,3 +1,4 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 extension SerialTLSTests {
 
 /// Handshakes and certificate verification against `openssl s_server` over real loopback sockets.
-@Suite("TLS handshakes against openssl s_server", .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
+@Suite("TLS handshakes against openssl s_server", .ownThread, .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
 struct TLSHandshakeTests {
     @Test("a chain signed by a custom CA is trusted; ALPN, version and cipher are reported; GET works")
     func trustedChainWithCustomCA() throws {

@@ -1,3 +1,4 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 extension SerialTLSTests {
 
 /// Certificate and public-key pins on the leaf certificate, against `openssl s_server`.
-@Suite("TLS certificate pinning", .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
+@Suite("TLS certificate pinning", .ownThread, .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
 struct TLSPinningTests {
     @Test("a matching certificate pin or public-key pin passes; pins are computed by the openssl tool")
     func matchingPinsPass() throws {

@@ -1,3 +1,4 @@
+import CourierTestServer
 import CourierTLS
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 extension SerialTLSTests {
 
 /// Protocol version negotiation and the TLS 1.2 minimum, against `openssl s_server`.
-@Suite("TLS protocol versions", .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
+@Suite("TLS protocol versions", .ownThread, .enabled(if: OpenSSLTool.isAvailable, OpenSSLTool.missingReason))
 struct TLSVersionTests {
     @Test("a TLS 1.2-only server is accepted by default and reported as TLS 1.2")
     func tls12ServerAccepted() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import CourierTestServer
 
-@Suite("TestServer built-in routes")
+@Suite("TestServer built-in routes", .ownThread)
 struct BuiltinRouteTests {
     @Test("/echo reflects method, path, query, headers in order, body and numbering")
     func echo() throws {

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import CourierTestServer
 
-@Suite("TestServer custom routes and replies")
+@Suite("TestServer custom routes and replies", .ownThread)
 struct CustomRouteTests {
     struct Token: Codable, Equatable {
         var token: String

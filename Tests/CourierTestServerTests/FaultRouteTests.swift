@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import CourierTestServer
 
-@Suite("TestServer fault routes")
+@Suite("TestServer fault routes", .ownThread)
 struct FaultRouteTests {
     private func raw(_ server: TestServer, _ target: String, timeout: Double = 10) throws -> (TestClient, [UInt8]) {
         let client = try TestClient(port: server.port, timeout: timeout)

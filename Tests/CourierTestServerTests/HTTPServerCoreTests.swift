@@ -1,3 +1,4 @@
+import CourierTestServer
 import CourierWire
 import Dispatch
 import Foundation
@@ -5,7 +6,7 @@ import HTTPServerCore
 import Synchronization
 import Testing
 
-@Suite("HTTPServerCore server and responder")
+@Suite("HTTPServerCore server and responder", .ownThread)
 struct HTTPServerCoreTests {
     @Test("a responder works from another thread, later")
     func respondLater() throws {

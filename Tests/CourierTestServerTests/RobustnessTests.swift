@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import CourierTestServer
 
-@Suite("TestServer robustness")
+@Suite("TestServer robustness", .ownThread)
 struct RobustnessTests {
     @Test("malformed request lines and heads get 400 and the connection closes", arguments: [
         "GARBAGE\r\n\r\n",

@@ -8,7 +8,7 @@ import Glibc
 /// The catalogue's server-side cases (reliability-cases.md, "Server side") for
 /// `CourierTestServer`, over real sockets. Every test ends by checking that the server
 /// still serves a normal request and that it holds no socket but its listener.
-@Suite("Server cases (CourierTestServer)")
+@Suite("Server cases (CourierTestServer)", .ownThread)
 struct ServerCaseTests {
     /// Requests whose request line or head is malformed; each must get 400.
     static let malformed: [(String, String)] = [
@@ -223,8 +223,8 @@ struct ServerCaseTests {
             #expect(client.waitForClose())
         }
         #expect(eventually { server.connectionsOpen == keeping }, "\(server.connectionsOpen) connections open")
-        #expect(eventually { socketsBound(toPort: server.port) == 1 + keeping },
-                "\(socketsBound(toPort: server.port)) sockets on the server's port")
+        #expect(eventually { ProcessSockets.bound(toPort: server.port) == 1 + keeping },
+                "\(ProcessSockets.bound(toPort: server.port)) sockets on the server's port")
     }
 }
 

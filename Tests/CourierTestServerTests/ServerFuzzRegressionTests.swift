@@ -1,9 +1,10 @@
+import CourierTestServer
 import Foundation
 import HTTPServerCore
 import Testing
 
 /// Inputs that the ServerInputFuzzer under `Fuzz/` found, one test per finding, named after it.
-@Suite("Fuzz regressions (HTTPServerCore)")
+@Suite("Fuzz regressions (HTTPServerCore)", .ownThread)
 struct ServerFuzzRegressionTests {
     @Test("ServerInputFuzzer an error answer to HEAD has no body", arguments: [
         ("HEAD / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413),

@@ -71,7 +71,10 @@ struct AuthenticationTests {
         defer { auth.shutdown() }
         await withLeakCheck { leaks in
             leaks.watch(auth.server)
-            auth.state.withLock { $0.tokenFailures = true }
+            // The failing refresh answers after 3 s, so that all 200 requests have started (sent or
+            // held) by then, even on a slow run (ThreadSanitizer); a request started after the
+            // refresh gave up would rightly start a second one.
+            auth.state.withLock { $0.tokenFailures = true; $0.tokenDelay = .seconds(3) }
             let decisions = Atomic<Int>(0)
             let authenticator = auth.bearer { _, _ in
                 decisions.add(1, ordering: .relaxed)

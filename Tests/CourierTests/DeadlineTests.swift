@@ -30,7 +30,7 @@ struct DeadlineTests {
     func slowConnect(transport: TransportUnderTest) async throws {
         let blackhole = try BlackholeListener()
         defer { blackhole.close() }
-        let blackholeFillers = clientSocketCount(toPort: blackhole.port)
+        let blackholeFillers = ProcessSockets.connected(toPort: blackhole.port)
         await withLeakCheck { leaks in
             leaks.watch(port: blackhole.port, baseline: blackholeFillers)
             await expectDeadline(connection(blackhole.url, transport, leaks), HTTPRequest(.get, "/"))

@@ -84,7 +84,7 @@ struct NativeTransportConnectTests {
     @Test("B5 a connect that never completes: the request's timeout wins, or the connect timeout")
     func connectNeverCompletes() async throws {
         let listener = try BlackholeListener()
-        let listenerFillers = clientSocketCount(toPort: listener.port)
+        let listenerFillers = ProcessSockets.connected(toPort: listener.port)
         try await withLeakCheck { leaks throws in
             leaks.watch(port: listener.port, baseline: listenerFillers)
             let transport = leaks.native()
@@ -106,7 +106,7 @@ struct NativeTransportConnectTests {
     @Test("I2 cancelling the task while connecting ends with cancelled at once")
     func cancelDuringConnect() async throws {
         let listener = try BlackholeListener()
-        let listenerFillers = clientSocketCount(toPort: listener.port)
+        let listenerFillers = ProcessSockets.connected(toPort: listener.port)
         try await withLeakCheck { leaks throws in
             leaks.watch(port: listener.port, baseline: listenerFillers)
             let transport = leaks.native()

@@ -181,11 +181,11 @@ struct NativeTransportPoolTests {
             }
             let stalled = Task { try await fetch(transport, server.url("/fault/stall")) }
             #expect(await eventually { server.requestCount(path: "/fault/stall") == 2 })
-            #expect(clientSocketCount(toPort: server.port) > 0)
+            #expect(ProcessSockets.connected(toPort: server.port) > 0)
             transport.shutdown()
             let result = await stalled.result
             #expect(throws: HTTPConnectionError.cancelled) { try result.get() }
-            #expect(clientSocketCount(toPort: server.port) == 0)
+            #expect(ProcessSockets.connected(toPort: server.port) == 0)
             #expect(await eventually { server.connectionsOpen == 0 })
             // A transport that was shut down refuses new work clearly.
             let refused = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url("/echo")) }
@@ -202,9 +202,9 @@ struct NativeTransportPoolTests {
             do {
                 let transport = leaks.native()
                 #expect(try await fetch(transport, server.url("/echo")).status.code == 200)
-                #expect(clientSocketCount(toPort: server.port) == 1)
+                #expect(ProcessSockets.connected(toPort: server.port) == 1)
             }
-            #expect(await eventually { clientSocketCount(toPort: server.port) == 0 })
+            #expect(await eventually { ProcessSockets.connected(toPort: server.port) == 0 })
             #expect(await eventually { server.connectionsOpen == 0 })
         }
     }

@@ -1,7 +1,8 @@
+import CourierTestServer
 import Testing
 import CourierWire
 
-@Suite("SocketAddress and Resolver")
+@Suite("SocketAddress and Resolver", .ownThread)
 struct AddressAndResolverTests {
     @Test("numeric literals parse and print back")
     func literals() throws {

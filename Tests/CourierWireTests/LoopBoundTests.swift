@@ -1,7 +1,8 @@
+import CourierTestServer
 import Testing
 import CourierWire
 
-@Suite("LoopBound")
+@Suite("LoopBound", .ownThread)
 struct LoopBoundTests {
     @Test("loop-confined state is shared by copies and changed only on the loop")
     func sharedState() throws {

@@ -1,3 +1,4 @@
+import CourierTestServer
 import Dispatch
 import Testing
 import CourierWire
@@ -55,7 +56,7 @@ func connectedPair(host: String = "127.0.0.1") throws -> (listener: Socket, clie
     return (listener, client, server)
 }
 
-@Suite("Socket")
+@Suite("Socket", .ownThread)
 struct SocketTests {
     @Test("a listener on port 0 reports the port the kernel picked")
     func listenPortZero() throws {

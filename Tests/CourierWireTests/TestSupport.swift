@@ -52,26 +52,3 @@ func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () throw
     }
     return try value.get()
 }
-
-/// Number of open descriptors of this process.
-func openDescriptorCount() -> Int {
-    var count = 0
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(directory) }
-    while readdir(directory) != nil { count += 1 }
-    return count
-}
-
-
-/// Waits (up to `seconds`) for the descriptor count to come back to `expected`.
-///
-/// Tests in other suites run in parallel and open descriptors of their own for a
-/// short while; a leak, unlike their noise, never goes away.
-func descriptorsSettle(at expected: Int, seconds: Double = 5) -> Bool {
-    let deadline = DispatchTime.now() + seconds
-    while DispatchTime.now() < deadline {
-        if openDescriptorCount() <= expected { return true }
-        usleep(20_000)
-    }
-    return openDescriptorCount() <= expected
-}

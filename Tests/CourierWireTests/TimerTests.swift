@@ -1,8 +1,9 @@
+import CourierTestServer
 import Dispatch
 import Testing
 import CourierWire
 
-@Suite("EventLoop timers")
+@Suite("EventLoop timers", .ownThread)
 struct TimerTests {
     @Test("timers fire in deadline order on the loop thread")
     func order() throws {

@@ -48,7 +48,10 @@ struct AuthenticationCases {
     func refreshGivesUp(transport: TransportUnderTest) async throws {
         let auth = try AuthServer()
         defer { auth.shutdown() }
-        auth.state.withLock { $0.tokenFailures = true }
+        // The failing refresh answers after 3 s, so that all 50 requests have started (sent or
+        // held) by then, even on a slow run (ThreadSanitizer); a request started after the
+        // refresh gave up would rightly start a second one.
+        auth.state.withLock { $0.tokenFailures = true; $0.tokenDelay = .seconds(3) }
         let decisions = Atomic<Int>(0)
         let authenticator = auth.bearer { _, _ in
             decisions.add(1, ordering: .relaxed)

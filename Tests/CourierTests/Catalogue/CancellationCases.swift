@@ -34,7 +34,7 @@ struct CancellationCases {
         defer { blackhole.close() }
         let silent = try SilentListener()
         defer { silent.close() }
-        let fillers = clientSocketCount(toPort: blackhole.port)
+        let fillers = ProcessSockets.connected(toPort: blackhole.port)
         let requests = [HTTPRequest(.get, blackhole.url.appendingPathComponent("connect").absoluteString),
                         HTTPRequest(.post, silent.url.appendingPathComponent("upload").absoluteString,
                                     body: .data(Data(count: 64 << 20))),
@@ -44,7 +44,7 @@ struct CancellationCases {
         let outcomes = try await runCase(transport, on: server, requests, timeout: .seconds(60), during: { context, ids in
             context.leaks.watch(port: blackhole.port, baseline: fillers)
             context.leaks.watch(port: silent.port)
-            #expect(await eventually { server.requestCount(path: "/fault/stall-body") == 1 && clientSocketCount(toPort: silent.port) == 1 })
+            #expect(await eventually { server.requestCount(path: "/fault/stall-body") == 1 && ProcessSockets.connected(toPort: silent.port) == 1 })
             try await Task.sleep(for: .milliseconds(300))  // the upload fills the socket buffers and waits
             for id in ids { context.connection.cancel(id) }
             silent.close()

@@ -111,7 +111,7 @@ struct ConcurrencyAndLeakCases {
         })
         #expect(outcomes.map { $0.error?.kindName ?? "ok" } == ["ok", "unacceptableStatus", "connectionLost", "cancelled", "ok"])
         // runCase's leak check ran: no socket to the server, every object freed, the native census at zero.
-        #expect(clientSocketCount(toPort: server.port) == 0)
+        #expect(ProcessSockets.connected(toPort: server.port) == 0)
     }
 
     @Test("K2 20,000 requests leave no per-request residue: no registry entries, one pooled connection, no growth")
@@ -127,7 +127,7 @@ struct ConcurrencyAndLeakCases {
             #expect(connection.activeRequestIDs.isEmpty)
             #expect(transport.census.livePools == 1)
             #expect(transport.census.liveConnections == 1)
-            #expect(clientSocketCount(toPort: server.port) == 1)
+            #expect(ProcessSockets.connected(toPort: server.port) == 1)
             #expect(server.connectionsAccepted == 1)
         }
     }

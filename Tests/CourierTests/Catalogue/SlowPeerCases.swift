@@ -62,7 +62,7 @@ struct SlowPeerCases {
         defer { server.shutdown() }
         let blackhole = try BlackholeListener()
         defer { blackhole.close() }
-        let fillers = clientSocketCount(toPort: blackhole.port)
+        let fillers = ProcessSockets.connected(toPort: blackhole.port)
         let outcome = try await runCase(transport, on: server,
                                         request(blackhole.url.appendingPathComponent("x").absoluteString, timeout: .milliseconds(300)),
                                         during: { context, _ in context.leaks.watch(port: blackhole.port, baseline: fillers) })

@@ -99,7 +99,7 @@ final class LeakCheck: Sendable {
 
     /// Client sockets of this process still connected to a watched port, beyond its baseline.
     var openSockets: Int {
-        ports.withLock { $0 }.reduce(0) { $0 + max(clientSocketCount(toPort: $1.key) - $1.value, 0) }
+        ports.withLock { $0 }.reduce(0) { $0 + max(ProcessSockets.connected(toPort: $1.key) - $1.value, 0) }
     }
 
     /// Waits (a bounded time) for everything to be released, then records an issue for whatever

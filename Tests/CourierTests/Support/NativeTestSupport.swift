@@ -50,42 +50,6 @@ final class RecordingObserver: TransportObserver {
     }
 }
 
-/// How many sockets of this process are connected to `port` on the other end (client sides of
-/// connections to a local server): every descriptor in /proc/self/fd whose peer, by
-/// `getpeername`, has that port. Cheap enough to poll: one system call per open descriptor,
-/// none of the parsing of /proc/net/tcp, whose size grows with every closed connection.
-func clientSocketCount(toPort port: Int) -> Int {
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(directory) }
-    let own = dirfd(directory)
-    var descriptors: [Int32] = []
-    let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
-    while let entry = readdir(directory) {
-        // Read the name in place: a record can be shorter than `dirent`, so copying the whole
-        // `d_name` tuple could read past the end of the directory buffer.
-        let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
-        if let fd = Int32(name), fd != own { descriptors.append(fd) }
-    }
-    var count = 0
-    for fd in descriptors {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let found = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
-        }
-        guard found == 0 else { continue }  // not a socket, or not connected
-        let peerPort: UInt16 = withUnsafePointer(to: &storage) { pointer in
-            switch Int32(pointer.pointee.ss_family) {
-            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
-            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
-            default: 0
-            }
-        }
-        if Int(UInt16(bigEndian: peerPort)) == port { count += 1 }
-    }
-    return count
-}
-
 /// Runs blocking work (child processes, polling loops) on a thread of its own, so that it never
 /// holds one of the few Swift concurrency threads that the tests running in parallel need.
 func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
