@@ -18,6 +18,8 @@ final class URLSessionExchange: Sendable {
         /// The outcome, when the exchange ended before its caller began waiting.
         var early: Result<HTTPResponse, HTTPConnectionError>?
         var ended = false
+        /// The task, once it was created, and its identifier in the router.
+        var task: (task: URLSessionTask, identifier: Int)?
     }
 
     private let url: URL
@@ -26,10 +28,13 @@ final class URLSessionExchange: Sendable {
     private let state = Mutex(State())
     private let started = ContinuousClock.now
     private let bytesSent: Int64
-    private let unregister: @Sendable () -> Void
+    private let unregister: @Sendable (Int) -> Void
 
+    /// Creates the exchange of one request.
+    /// - Parameter unregister: forgets a task identifier in the router, for an exchange that ends
+    ///   without URLSession reporting it.
     init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64,
-         unregister: @escaping @Sendable () -> Void) {
+         unregister: @escaping @Sendable (Int) -> Void) {
         self.url = url
         self.bytesSent = bytesSent
         self.unregister = unregister
@@ -47,12 +52,23 @@ final class URLSessionExchange: Sendable {
         if let early { continuation.resume(returning: early) }
     }
 
+    /// Records the task that carries the exchange; returns `false` when the exchange already
+    /// ended (it was cancelled before the task existed), and the task must not start.
+    func attach(_ task: URLSessionTask) -> Bool {
+        state.withLock { state in
+            guard !state.ended else { return false }
+            state.task = (task, task.taskIdentifier)
+            return true
+        }
+    }
+
     /// Cancels the task and ends the exchange now, without waiting for URLSession to report the
     /// end: corelibs never reports a task cancelled before it started, which would leave the
     /// caller waiting forever and the exchange registered.
-    func abandon(_ task: URLSessionTask, error: URLError) {
-        task.cancel()
-        unregister()
+    func abandon(error: URLError) {
+        let task = state.withLock { $0.task }
+        task?.task.cancel()
+        if let task { unregister(task.identifier) }
         complete(error: error, response: nil)
     }
 
@@ -83,7 +99,7 @@ final class URLSessionExchange: Sendable {
     }
 
     /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`.
-    func watch(_ task: URLSessionTask, idleTimeout: Duration) {
+    func watch(idleTimeout: Duration) {
         let watchdog = Task { [weak self] in
             var wait = idleTimeout
             while (try? await Task.sleep(for: wait)) != nil {
@@ -98,7 +114,7 @@ final class URLSessionExchange: Sendable {
                         state.failure = .timedOut.with(detail: "nothing arrived for \(idleTimeout)")
                     }
                 }
-                self.abandon(task, error: URLError(.timedOut))
+                self.abandon(error: URLError(.timedOut))
                 return
             }
         }

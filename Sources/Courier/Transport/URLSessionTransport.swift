@@ -13,6 +13,8 @@ import Synchronization
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let router: URLSessionTaskRouter
+    /// Creates and starts the tasks, off the Swift concurrency threads.
+    private let starter = DispatchQueue(label: "Courier.URLSessionTransport.start")
 
     /// A shared instance.
     public static let shared = URLSessionTransport()
@@ -50,22 +52,30 @@ public final class URLSessionTransport: Transport {
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         if !request.body.isEmpty { urlRequest.httpBody = request.body }
 
-        let task = session.dataTask(with: urlRequest)
-        let taskIdentifier = task.taskIdentifier
         let exchange = URLSessionExchange(url: request.url, observer: observer,
                                           maxBodySize: request.maxResponseBodySize,
                                           bytesSent: Int64(request.body.count),
-                                          unregister: { [router] in router.unregister(taskIdentifier) })
-        router.register(exchange, for: task)
+                                          unregister: { [router] in router.unregister($0) })
+        let prepared = urlRequest
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 exchange.begin(continuation)
-                exchange.watch(task, idleTimeout: request.timeout)
-                if Task.isCancelled { exchange.abandon(task, error: URLError(.cancelled)) }
-                task.resume()
+                // Corelibs' dataTask(with:) and resume() wait for the session's work queue, which
+                // is busy under load: never make a Swift concurrency thread wait for it.
+                starter.async { [session, router] in
+                    let task = session.dataTask(with: prepared)
+                    router.register(exchange, for: task)
+                    guard exchange.attach(task) else {
+                        router.unregister(task.taskIdentifier)
+                        task.cancel()
+                        return
+                    }
+                    exchange.watch(idleTimeout: request.timeout)
+                    task.resume()
+                }
             }
         } onCancel: {
-            exchange.abandon(task, error: URLError(.cancelled))
+            exchange.abandon(error: URLError(.cancelled))
         }
         return try result.get()
     }
