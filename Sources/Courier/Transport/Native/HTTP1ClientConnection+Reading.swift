@@ -6,8 +6,8 @@ import Foundation
 extension HTTP1ClientConnection {
     /// Reads what the socket has, into the loop's shared buffer, and processes it.
     ///
-    /// Reads again only when a read filled the whole buffer, so a small response costs one
-    /// `read` call; level-triggered epoll reports the rest.
+    /// Reads again only when a read filled the whole buffer and the exchange goes on, so a small
+    /// response costs one `read` call; level-triggered epoll reports the rest.
     func readAvailable() {
         guard let context, let socket else { return }
         let buffer = context.readBuffer
@@ -31,7 +31,11 @@ extension HTTP1ClientConnection {
                 } else {
                     process(bytes)
                 }
-                if count < buffer.count { return }
+                // A full buffer may mean more is waiting, unless this read finished the exchange:
+                // the connection is parked then, and a caller may already have sent its next
+                // request on it directly. That response is read by the next readiness, which
+                // adopts the request first; read here, it would look unsolicited.
+                if count < buffer.count || exchange == nil { return }
             case .wouldBlock:
                 return
             case .closed:
