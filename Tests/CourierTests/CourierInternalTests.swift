@@ -41,6 +41,21 @@ struct CourierInternalTests {
         #expect(RetryAfter.delay(nil, now: now) == nil)
     }
 
+    @Test("IMF-fixdate is read directly and agrees with DateFormatter across two centuries; malformed dates are refused")
+    func fixdateParsing() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: -2_208_988_800...4_102_444_800, using: &generator)))
+            let text = HTTPDate.format(date)
+            #expect(HTTPDate.parseFixdate(Array(text.utf8)) == date, "\(text)")
+        }
+        #expect(HTTPDate.parseFixdate(Array("Thu, 29 Feb 2024 23:59:59 GMT".utf8)) == Date(timeIntervalSince1970: 1_709_251_199))
+        for bad in ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nxv 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 00 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 19a4 08:49:37 GMT"] {
+            #expect(HTTPDate.parseFixdate(Array(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+
     @Test("URLs: relative targets join the base path with one slash")
     func urlResolution() throws {
         let base = URL(string: "https://h.example/api/")!
