@@ -32,81 +32,86 @@ struct AuthenticationLoopTests {
 
     @Test("a revoked key: a wrong password first, then the right one; the request then succeeds")
     func wrongThenRight() async throws {
-        let fixture = try ChatCaveFixture()
-        let alice = try await fixture.signedUp("alice")
-        let oldKey = alice.currentUser?.apiKey
-        let script = ScriptedHandler([wrong, right])
-        alice.authenticationHandler = script.handler
-        fixture.server.revokeAPIKey(forUserNamed: "alice")
-        #expect(try await alice.fetchChatrooms().isEmpty)
-        #expect(script.challenges.map(\.reason) == [.credentialsRejected, .wrongPassword])
-        #expect(script.challenges.map(\.failedAttempts) == [0, 1])
-        #expect(script.challenges.first?.userName == "alice")
-        #expect(alice.currentUser?.apiKey != oldKey)
-        #expect(alice.statistics.reauthentications == 1)
-        #expect(alice.statistics.retries == 1)
+        try await withChatCave { fixture in
+            let alice = try await fixture.signedUp("alice")
+            let oldKey = alice.currentUser?.apiKey
+            let script = fixture.leaks.track(ScriptedHandler([wrong, right]))
+            alice.authenticationHandler = script.handler
+            fixture.server.revokeAPIKey(forUserNamed: "alice")
+            #expect(try await alice.fetchChatrooms().isEmpty)
+            #expect(script.challenges.map(\.reason) == [.credentialsRejected, .wrongPassword])
+            #expect(script.challenges.map(\.failedAttempts) == [0, 1])
+            #expect(script.challenges.first?.userName == "alice")
+            #expect(alice.currentUser?.apiKey != oldKey)
+            #expect(alice.statistics.reauthentications == 1)
+            #expect(alice.statistics.retries == 1)
+        }
     }
 
     @Test("many requests at once: one prompt, every held request is resent and succeeds")
     func heldRequests() async throws {
-        let fixture = try ChatCaveFixture()
-        let alice = try await fixture.signedUp("alice")
-        let room = try await alice.createChatroom(named: "Lobby")
-        try await alice.join(id: room.id)
-        let script = ScriptedHandler([right], delay: .milliseconds(200))
-        alice.authenticationHandler = script.handler
-        fixture.server.revokeAPIKey(forUserNamed: "alice")
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<6 {
-                group.addTask {
-                    if index % 2 == 0 {
-                        _ = try await alice.postMessage(text: "message \(index)", to: room.id)
-                    } else {
-                        _ = try await alice.fetchMessages(for: room.id)
+        try await withChatCave { fixture in
+            let alice = try await fixture.signedUp("alice")
+            let room = try await alice.createChatroom(named: "Lobby")
+            try await alice.join(id: room.id)
+            let script = fixture.leaks.track(ScriptedHandler([right], delay: .milliseconds(200)))
+            alice.authenticationHandler = script.handler
+            fixture.server.revokeAPIKey(forUserNamed: "alice")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        if index % 2 == 0 {
+                            _ = try await alice.postMessage(text: "message \(index)", to: room.id)
+                        } else {
+                            _ = try await alice.fetchMessages(for: room.id)
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            #expect(script.challenges.count == 1)
+            #expect(try await alice.fetchMessages(for: room.id).filter { $0.type == .chat }.count == 3)
+            #expect(alice.statistics.reauthentications == 1)
         }
-        #expect(script.challenges.count == 1)
-        #expect(try await alice.fetchMessages(for: room.id).filter { $0.type == .chat }.count == 3)
-        #expect(alice.statistics.reauthentications == 1)
     }
 
     @Test("nobody signed in: the first request asks the handler, signs in, and goes through")
     func notSignedIn() async throws {
-        let fixture = try ChatCaveFixture()
-        _ = try await fixture.signedUp("alice")
-        let fresh = fixture.service()
-        let script = ScriptedHandler([right])
-        fresh.authenticationHandler = script.handler
-        #expect(try await fresh.fetchUsers().map(\.name) == ["alice"])
-        #expect(script.challenges.map(\.reason) == [.notSignedIn])
-        #expect(fresh.currentUser?.name == "alice")
+        try await withChatCave { fixture in
+            _ = try await fixture.signedUp("alice")
+            let fresh = fixture.service()
+            let script = fixture.leaks.track(ScriptedHandler([right]))
+            fresh.authenticationHandler = script.handler
+            #expect(try await fresh.fetchUsers().map(\.name) == ["alice"])
+            #expect(script.challenges.map(\.reason) == [.notSignedIn])
+            #expect(fresh.currentUser?.name == "alice")
+        }
     }
 
     @Test("giving up fails the held requests with .notAuthorized; the next request asks again")
     func givingUp() async throws {
-        let fixture = try ChatCaveFixture()
-        let alice = try await fixture.signedUp("alice")
-        let script = ScriptedHandler([nil, right])
-        alice.authenticationHandler = script.handler
-        fixture.server.revokeAPIKey(forUserNamed: "alice")
-        #expect(await failure { try await alice.fetchChatrooms() } == .notAuthorized)
-        #expect(try await alice.fetchChatrooms().isEmpty)
-        #expect(script.challenges.count == 2)
-        #expect(script.challenges.map(\.failedAttempts) == [0, 0])
+        try await withChatCave { fixture in
+            let alice = try await fixture.signedUp("alice")
+            let script = fixture.leaks.track(ScriptedHandler([nil, right]))
+            alice.authenticationHandler = script.handler
+            fixture.server.revokeAPIKey(forUserNamed: "alice")
+            #expect(await failure { try await alice.fetchChatrooms() } == .notAuthorized)
+            #expect(try await alice.fetchChatrooms().isEmpty)
+            #expect(script.challenges.count == 2)
+            #expect(script.challenges.map(\.failedAttempts) == [0, 0])
+        }
     }
 
     @Test("wrong passwords only: asked a bounded number of times, then .notAuthorized")
     func bounded() async throws {
-        let fixture = try ChatCaveFixture()
-        let alice = try await fixture.signedUp("alice")
-        let script = ScriptedHandler(Array(repeating: wrong, count: 20))
-        alice.authenticationHandler = script.handler
-        fixture.server.revokeAPIKey(forUserNamed: "alice")
-        #expect(await failure { try await alice.fetchChatrooms() } == .notAuthorized)
-        #expect(script.challenges.count == 3)
+        try await withChatCave { fixture in
+            let alice = try await fixture.signedUp("alice")
+            let script = fixture.leaks.track(ScriptedHandler(Array(repeating: wrong, count: 20)))
+            alice.authenticationHandler = script.handler
+            fixture.server.revokeAPIKey(forUserNamed: "alice")
+            #expect(await failure { try await alice.fetchChatrooms() } == .notAuthorized)
+            #expect(script.challenges.count == 3)
+        }
     }
 
     @Test("the delegate answers when no handler is set, and hears of every sign-in")
@@ -120,25 +125,27 @@ struct AuthenticationLoopTests {
                 signIns.withLock { $0.append(user.apiKey ?? "") }
             }
         }
-        let fixture = try ChatCaveFixture()
-        let alice = fixture.service()
-        let keeper = Keeper()
-        alice.delegate = keeper
-        try await alice.signUp(name: "alice", password: "pw")
-        fixture.server.revokeAPIKey(forUserNamed: "alice")
-        _ = try await alice.fetchChatrooms()
-        #expect(await eventually { keeper.signIns.withLock { $0.count } == 2 })
-        #expect(keeper.signIns.withLock { $0.last } == alice.currentUser?.apiKey)
+        try await withChatCave { fixture in
+            let alice = fixture.service()
+            let keeper = fixture.leaks.track(Keeper())
+            alice.delegate = keeper
+            try await alice.signUp(name: "alice", password: "pw")
+            fixture.server.revokeAPIKey(forUserNamed: "alice")
+            _ = try await alice.fetchChatrooms()
+            #expect(await eventually { keeper.signIns.withLock { $0.count } == 2 })
+            #expect(keeper.signIns.withLock { $0.last } == alice.currentUser?.apiKey)
+        }
     }
 
     @Test("with the Basic scheme a wrong password is asked again too")
     func basicLoop() async throws {
-        let fixture = try ChatCaveFixture()
-        _ = try await fixture.signedUp("alice")
-        let service = fixture.service(scheme: .basic)
-        let script = ScriptedHandler([wrong, right])
-        service.authenticationHandler = script.handler
-        #expect(try await service.fetchChatrooms().isEmpty)
-        #expect(script.challenges.map(\.reason) == [.notSignedIn, .wrongPassword])
+        try await withChatCave { fixture in
+            _ = try await fixture.signedUp("alice")
+            let service = fixture.service(scheme: .basic)
+            let script = fixture.leaks.track(ScriptedHandler([wrong, right]))
+            service.authenticationHandler = script.handler
+            #expect(try await service.fetchChatrooms().isEmpty)
+            #expect(script.challenges.map(\.reason) == [.notSignedIn, .wrongPassword])
+        }
     }
 }
