@@ -1,4 +1,5 @@
 import ChatCave
+import Courier
 import Foundation
 
 /// What a client command works with: the service for the chosen server, the remembered
@@ -9,6 +10,10 @@ final class ClientContext: ChatCaveServiceDelegate {
     private let sessionFile: SessionFile
     private let givenName: String?
     private let givenPassword: String?
+    /// The command's own transport, shut down when the command finishes, so that an in-process
+    /// command leaves no pooled connection behind (the shared transport would keep it for its
+    /// idle timeout).
+    private let transport = NativeTransport()
 
     /// Sets up the service for the command's server and resumes the remembered session.
     /// - Throws: ``CommandArguments/UsageError`` for an unusable server URL.
@@ -23,7 +28,7 @@ final class ClientContext: ChatCaveServiceDelegate {
         self.sessionFile = SessionFile(environment: environment)
         self.givenName = arguments[option: "name"] ?? environment["CHATCAVE_NAME"].flatMap { $0.isEmpty ? nil : $0 }
         self.givenPassword = arguments[option: "password"] ?? environment["CHATCAVE_PASSWORD"]
-        self.service = ChatCaveService(serverURL: url)
+        self.service = ChatCaveService(serverURL: url, configuration: .init(transport: transport))
         if let user = sessionFile.load(server: url) {
             service.restoreSession(user: user)
         }
@@ -39,6 +44,7 @@ final class ClientContext: ChatCaveServiceDelegate {
     func finish() {
         service.cancelAllRequests()
         service.callbackQueue.sync {}
+        transport.shutdown()
     }
 
     /// Remembers every sign-in in the session file.

@@ -6,7 +6,7 @@ import Testing
 
 /// The client side of one test: a native transport (shut down when the fixture goes) and the
 /// services made on it, each registered with the test's ``LeakCheck`` together with its
-/// `HTTPConnection` and authentication hooks. Made by ``withChatCave(watching:knownLeak:sourceLocation:_:)``.
+/// `HTTPConnection` and authentication hooks. Made by ``withChatCave(watching:sourceLocation:_:)``.
 final class ChatCaveFixture: Sendable {
     let server: ChatCaveServer
     let transport: NativeTransport
@@ -52,15 +52,14 @@ final class ChatCaveFixture: Sendable {
 /// a fixture for that server, then stops the server. The check watches the server's port and `ports`.
 /// - Parameters:
 ///   - ports: other servers' ports the test talks to (servers it created before this call).
-///   - knownLeak: see ``withLeakCheck(watching:knownLeak:timeout:sourceLocation:_:)``; `nil` by default.
 ///   - body: the test.
 /// - Returns: what `body` returns.
 /// - Throws: when the server cannot start, or what `body` throws.
-func withChatCave<Result>(watching ports: Int..., knownLeak: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+func withChatCave<Result>(watching ports: Int..., sourceLocation: SourceLocation = #_sourceLocation,
                           _ body: (ChatCaveFixture) async throws -> Result) async throws -> Result {
     let server = try ChatCaveServer(port: 0, configuration: .init(passwordIterations: 1_000))
     defer { server.shutdown() }
-    return try await withLeakCheck(watching: [server.port] + ports, knownLeak: knownLeak, sourceLocation: sourceLocation) { leaks in
+    return try await withLeakCheck(watching: [server.port] + ports, sourceLocation: sourceLocation) { leaks in
         try await body(leaks.track(ChatCaveFixture(server: server, leaks: leaks)))
     }
 }

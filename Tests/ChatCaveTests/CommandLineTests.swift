@@ -46,11 +46,8 @@ struct CommandLineTests {
         defer { server.shutdown() }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("chatcave-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: home) }
-        // Known leak: the commands' services use the process-wide NativeTransport.shared, whose pool
-        // keeps the last keep-alive connection to the server open for its 60 s idle timeout after
-        // the command returned (ClientContext.finish() only cancels requests).
-        let pooled: Comment = "chatcave client commands leave a pooled socket in NativeTransport.shared for 60 s"
-        try await withLeakCheck(watching: [server.port], knownLeak: pooled) { leaks in
+        // Each command shuts its own transport down when it finishes: no pooled socket remains.
+        try await withLeakCheck(watching: [server.port]) { leaks in
             let environment = ["CHATCAVE_SERVER": server.baseURL.absoluteString, "CHATCAVE_HOME": home.path]
             var (status, output) = await run(["signup", "--name", "alice", "--password", "pw"], environment: environment, leaks)
             #expect(status == 0, "\(output.errorLines)")

@@ -64,23 +64,15 @@ final class LeakCheck: Sendable {
 /// nothing behind: no registered object alive, no socket connected to `ports`.
 /// - Parameters:
 ///   - ports: the test's server ports; create the servers before, and stop them after, this call.
-///   - knownLeak: when set, the verification alone runs in `withKnownIssue` with this comment
-///     (intermittent): for a leak found in the sources and not fixed yet. `nil` by default.
 ///   - timeout: how long the check waits for the last releases; 20 s by default.
 ///   - body: the test, given the check to register its objects with.
 /// - Returns: what `body` returns.
 /// - Throws: what `body` throws (the check is then skipped).
-func withLeakCheck<Result>(watching ports: [Int], knownLeak: Comment? = nil, timeout: Duration = .seconds(20),
+func withLeakCheck<Result>(watching ports: [Int], timeout: Duration = .seconds(20),
                            sourceLocation: SourceLocation = #_sourceLocation,
                            _ body: (LeakCheck) async throws -> Result) async rethrows -> Result {
     let check = LeakCheck(ports: ports)
     let result = try await body(check)
-    if let knownLeak {
-        await withKnownIssue(knownLeak, isIntermittent: true, sourceLocation: sourceLocation) {
-            await check.verify(timeout: timeout, sourceLocation: sourceLocation)
-        }
-    } else {
-        await check.verify(timeout: timeout, sourceLocation: sourceLocation)
-    }
+    await check.verify(timeout: timeout, sourceLocation: sourceLocation)
     return result
 }
