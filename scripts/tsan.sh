@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the package and its tests with ThreadSanitizer and runs the whole suite under it.
 #
-#   scripts/tsan.sh [extra `swift test` arguments, e.g. --filter CourierWireTests]
+#   scripts/tsan.sh [extra `swift test` arguments for every group, e.g. --skip K2]
 #
 # Scratch folder: .build-tsan (override with TSAN_SCRATCH). Log: $TSAN_SCRATCH/tsan-test.log.
 # Exits non-zero when the build fails, a test fails, or TSan reports anything at all.
