@@ -25,7 +25,8 @@ final class BenchServerProcess {
         }
         guard let port, let url = URL(string: "http://127.0.0.1:\(port)") else {
             process.stop()
-            throw BenchError("bench-server did not report its port (is it built? \(executable))")
+            throw BenchError("bench-server did not report its port; is it built? Run Benchmarks/run.sh, or first "
+                             + "`swift build -c release --package-path Benchmarks --product bench-server` (\(executable))")
         }
         baseURL = url
     }
