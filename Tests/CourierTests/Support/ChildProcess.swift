@@ -6,8 +6,22 @@ import Glibc
 /// Foundation's `Process` is not used: in a test process with hundreds of threads its `run()`
 /// was seen crashing, and its `waitUntilExit()` waits for a run loop. Children start with an
 /// empty signal mask (a dispatch thread's blocked signals would otherwise be inherited).
+///
+/// The child runs under a small shell guard, in a process group of its own: the guard kills it
+/// when the test process ends without stopping it (a crash, a timeout's SIGKILL), so that no
+/// server outlives the test run. ``kill()`` ends the whole group; the guard's exit status is
+/// the child's.
 struct ChildProcess: Sendable {
+    /// The guard's process id, which is also the group's.
     let pid: pid_t
+
+    /// Runs the command in the background and polls every half second that both the test
+    /// process (`$1`) and the child are alive; when the test process is gone, kills the child.
+    private static let guardScript = [
+        #"parent=$1; shift; "$@" & child=$!"#,
+        #"while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 0.5; done"#,
+        #"kill -9 "$child" 2>/dev/null; wait "$child""#,
+    ].joined(separator: "\n")
 
     /// Starts `executable` with `arguments`; standard output and error go to the given files
     /// (or `/dev/null`).
@@ -25,11 +39,14 @@ struct ChildProcess: Sendable {
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+        let shell = "/bin/sh"
+        let command = [shell, "-c", guardScript, "guard", String(getpid()), executable] + arguments
+        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let status = posix_spawn(&pid, shell, &actions, &attributes, argv, environ)
         guard status == 0 else { throw NginxError("posix_spawn \(executable) failed: \(String(cString: strerror(status)))") }
         return ChildProcess(pid: pid)
     }
@@ -51,9 +68,9 @@ struct ChildProcess: Sendable {
         return waitpid(pid, &status, WNOHANG) == 0
     }
 
-    /// Kills the child (SIGKILL) and reaps it.
+    /// Kills the child and its guard (SIGKILL to the group) and reaps the guard.
     func kill() {
-        _ = Glibc.kill(pid, SIGKILL)
+        _ = Glibc.kill(-pid, SIGKILL)
         wait()
     }
 }
