@@ -22,12 +22,7 @@ struct NativeTransportConnectTests {
 
     @Test("localhost resolves (off the loop) and connects to the IPv4 listener")
     func localhost() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let response = try await fetch(transport, URL(string: "http://localhost:\(server.port)/echo")!)
             let echo = try response.decode(Echo.self)
             #expect(echo.header("Host") == "localhost:\(server.port)")
@@ -51,12 +46,7 @@ struct NativeTransportConnectTests {
 
     @Test("B1 a server that never answers times out after the request's timeout, and the connection is closed")
     func stallTimesOut() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let clock = ContinuousClock()
             let start = clock.now
             let error = await failure { () async throws(HTTPConnectionError) in
@@ -70,12 +60,7 @@ struct NativeTransportConnectTests {
 
     @Test("B4 a trickling body succeeds while bytes keep coming, even past the timeout")
     func trickle() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let response = try await fetch(transport, server.url("/fault/trickle?bytes=12&interval=50"), timeout: .milliseconds(300))
             #expect(response.body.count == 12)
         }
@@ -125,12 +110,7 @@ struct NativeTransportConnectTests {
 
     @Test("I2 cancelling the task while waiting for the head, or in the body, closes the connection")
     func cancelDuringResponse() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             for path in ["/fault/stall", "/fault/stall-body"] {
                 let observer = RecordingObserver()
                 let task = Task { try await fetch(transport, server.url(path), timeout: .seconds(30), observer: observer) }
@@ -147,12 +127,7 @@ struct NativeTransportConnectTests {
 
     @Test("I1 a task cancelled before it sends never reaches the server")
     func cancelledBeforeStart() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let task = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await fetch(transport, server.url("/echo"))

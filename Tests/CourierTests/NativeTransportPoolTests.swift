@@ -10,12 +10,7 @@ import Testing
 struct NativeTransportPoolTests {
     @Test("sequential requests reuse one keep-alive connection")
     func reuse() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             for index in 0..<20 {
                 let response = try await fetch(transport, server.url("/echo/\(index)"))
                 #expect(response.status.code == 200)
@@ -49,12 +44,7 @@ struct NativeTransportPoolTests {
 
     @Test("A6 a response with Connection: close is delivered, and the next request opens a new connection")
     func keepAliveThenClose() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             #expect(try await fetch(transport, server.url("/echo")).status.code == 200)
             let closing = try await fetch(transport, server.url("/fault/keepalive-then-close"))
             #expect(closing.text == "bye")
@@ -132,12 +122,7 @@ struct NativeTransportPoolTests {
 
     @Test("A3 a fresh connection closed without an answer fails with connectionLost, once, without a retry")
     func closedWithoutAnswer() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let error = await failure { () async throws(HTTPConnectionError) in
                 try await fetch(transport, server.url("/fault/close-before-response"))
             }

@@ -22,12 +22,7 @@ struct NativeTransportResponseTests {
 
     @Test("C1 a garbage status line fails with badResponse carrying the parser's error")
     func garbageStatus() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url("/fault/garbage-status")) }
             #expect(error == .badResponse)
             #expect(error?.underlying != nil)
@@ -44,12 +39,7 @@ struct NativeTransportResponseTests {
 
     @Test("C3 a non-hexadecimal chunk size fails with badResponse")
     func badChunk() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             try await expectFailure(.badResponse, path: "/fault/bad-chunk", server: server, transport: transport)
         }
     }
@@ -99,12 +89,7 @@ struct NativeTransportResponseTests {
 
     @Test("A4 a close in the middle of the head or the body fails with connectionLost")
     func closeMidResponse() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             try await expectFailure(.connectionLost, path: "/fault/close-mid-head", server: server, transport: transport)
             try await expectFailure(.connectionLost, path: "/fault/close-mid-body", server: server, transport: transport)
         }
@@ -112,12 +97,7 @@ struct NativeTransportResponseTests {
 
     @Test("B3 a body shorter than its Content-Length that then stalls times out")
     func shortLength() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             try await expectFailure(.timedOut, path: "/fault/short-length", server: server, transport: transport,
                                     timeout: .milliseconds(300))
         }
@@ -125,12 +105,7 @@ struct NativeTransportResponseTests {
 
     @Test("D4 bytes after a Content-Length body are not read as the next response: the connection is discarded")
     func longLength() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             #expect(try await fetch(transport, server.url("/fault/long-length")).text == "abcd")
             let next = try await fetch(transport, server.url("/echo")).decode(Echo.self)
             #expect(next.connection == 2)
@@ -257,12 +232,7 @@ struct NativeTransportResponseTests {
 
     @Test("E3 a body over the request's maximum fails with bodyTooLarge, for a declared length and for chunks")
     func bodyTooLarge() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             for path in ["/bytes/5000", "/bytes/5000?chunked=1&chunk=100"] {
                 let observer = RecordingObserver()
                 let error = await failure { () async throws(HTTPConnectionError) in
@@ -277,12 +247,7 @@ struct NativeTransportResponseTests {
 
     @Test("E5 10,000 one-byte chunks arrive intact")
     func manyChunks() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let response = try await fetch(transport, server.url("/fault/chunked?chunks=10000&size=1"))
             #expect(response.body == TestServer.bytesPattern(count: 10_000))
         }
@@ -290,12 +255,7 @@ struct NativeTransportResponseTests {
 
     @Test("bodies stream to the observer with progress against the declared length")
     func streaming() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            leaks.watch(server)
-            let transport = leaks.native()
-            defer { transport.shutdown() }
+        try await withNativeServer { server, transport throws in
             let observer = RecordingObserver()
             let response = try await fetch(transport, server.url("/fault/trickle?bytes=5&interval=20"), observer: observer)
             #expect(response.body == TestServer.bytesPattern(count: 5))

@@ -1,7 +1,9 @@
 import Courier
+import CourierTestServer
 import Foundation
 import Glibc
 import Synchronization
+import Testing
 
 /// Sends one request straight through a transport (no pipeline), as the native transport tests do.
 func fetch(_ transport: any Transport, _ url: URL, method: HTTPRequest.Method = .get, body: Data = Data(),
@@ -70,4 +72,19 @@ func eventuallyAsync(timeout: Duration = .seconds(5), _ condition: @Sendable () 
         try? await Task.sleep(for: .milliseconds(5))
     }
     return await condition()
+}
+
+/// Runs a native-transport test against a fresh ``TestServer`` and a fresh native transport,
+/// under a ``LeakCheck`` that watches the server's port; shuts both down afterwards.
+/// - Parameter body: the test, given the server and the transport.
+func withNativeServer(sourceLocation: SourceLocation = #_sourceLocation,
+                      _ body: (TestServer, NativeTransport) async throws -> Void) async throws {
+    let server = try TestServer()
+    defer { server.shutdown() }
+    try await withLeakCheck(sourceLocation: sourceLocation) { leaks in
+        leaks.watch(server)
+        let transport = leaks.native()
+        defer { transport.shutdown() }
+        try await body(server, transport)
+    }
 }
