@@ -19,13 +19,6 @@ enum TransportUnderTest: String, CaseIterable, CustomStringConvertible, Sendable
     }
 }
 
-/// Makes a connection to a test server over the given transport.
-func makeConnection(_ server: TestServer, _ transport: TransportUnderTest,
-                    timeout: Duration? = .seconds(10)) -> HTTPConnection {
-    HTTPConnection(baseURL: server.baseURL,
-                   configuration: .init(timeout: timeout, transport: transport.make()))
-}
-
 /// The JSON the test server's `/echo` route answers with.
 struct Echo: Decodable, Sendable {
     let method: String
@@ -53,11 +46,6 @@ func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () -> B
         try? await Task.sleep(for: .milliseconds(5))
     }
     return condition()
-}
-
-/// The number of file descriptors this process has open.
-func openFileDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
 }
 
 /// A URL on which nothing listens (a port that was just free).
