@@ -153,11 +153,11 @@ struct ChatCaveServerCaseTests {
 
     @Test("S3 random bytes never crash the server, and it keeps serving")
     func randomBytes() throws {
-        let seed: UInt64 = 0x5EED_0002_CA7E
+        let seed = SeededRandom.seed(default: 0x5EED_0002_CA7E)
         let server = try Self.makeServer(maxBodyBytes: 4096, headerTimeout: .seconds(2))
         defer { server.shutdown() }
         let key = try signUp(server)
-        var random = CaseRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         let keeper = try RawHTTP(port: server.port)
         for round in 0..<300 {
             let bytes = Self.randomInput(round: round, key: key, random: &random)
@@ -189,7 +189,7 @@ struct ChatCaveServerCaseTests {
 
     /// One fuzz input: pure random bytes, random bytes after a valid prefix, or random
     /// fragments of the API's HTTP (some with a valid API key).
-    static func randomInput(round: Int, key: String, random: inout CaseRandom) -> [UInt8] {
+    static func randomInput(round: Int, key: String, random: inout SeededRandom) -> [UInt8] {
         func noise(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) } }
         let length = Int.random(in: 1...600, using: &random)
         switch round % 6 {
@@ -302,22 +302,5 @@ final class Probe {
             return (received, false, errno == ECONNRESET)
         }
         return (received, false, false)
-    }
-}
-
-/// A deterministic generator (SplitMix64), so that a failing fuzz round can be replayed.
-struct CaseRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

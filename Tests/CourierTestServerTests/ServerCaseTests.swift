@@ -140,7 +140,7 @@ struct ServerCaseTests {
 
     @Test("S3 random bytes never crash the server, and it keeps serving")
     func randomBytes() throws {
-        let seed: UInt64 = 0x5EED_0001_C0DE
+        let seed = SeededRandom.seed(default: 0x5EED_0001_C0DE)
         let server = try TestServer(configuration: .init(headerTimeout: .seconds(2), maxBodyBytes: 4096,
                                                         maxHeadBytes: 2048, maxHeaderFields: 20))
         defer { server.shutdown() }
@@ -225,22 +225,5 @@ struct ServerCaseTests {
         #expect(eventually { server.connectionsOpen == keeping }, "\(server.connectionsOpen) connections open")
         #expect(eventually { ProcessSockets.bound(toPort: server.port) == 1 + keeping },
                 "\(ProcessSockets.bound(toPort: server.port)) sockets on the server's port")
-    }
-}
-
-/// A deterministic generator (SplitMix64), so that a failing fuzz round can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
