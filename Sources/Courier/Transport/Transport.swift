@@ -32,6 +32,10 @@ public struct TransportRequest: Sendable {
     public var timeout: Duration
     /// The largest response body accepted, in bytes.
     public var maxResponseBodySize: Int
+    /// Lowercased names of the fields that carry a credential beyond the well-known ones
+    /// (``HTTPHeaders/isSensitive(_:)``): the fields an ``Authenticator`` applied and the
+    /// connection's default headers. ``isCredential(_:)`` consults both.
+    public var credentialHeaderNames: Set<String> = []
 
     /// Creates a transport request.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPHeaders = [:], body: Data = Data(),
@@ -42,6 +46,18 @@ public struct TransportRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.maxResponseBodySize = maxResponseBodySize
+    }
+
+    /// Whether the field `name` carries a credential in this request: a well-known credential
+    /// name, or one listed in ``credentialHeaderNames``. Such fields are dropped on a cross-origin
+    /// redirect, redacted in logs, and keep the response out of a cache shared with other credentials.
+    public func isCredential(_ name: String) -> Bool {
+        HTTPHeaders.isSensitive(name) || credentialHeaderNames.contains(name.lowercased())
+    }
+
+    /// Whether any field of this request carries a credential (see ``isCredential(_:)``).
+    public var carriesCredentials: Bool {
+        headers.contains { isCredential($0.name) }
     }
 }
 
