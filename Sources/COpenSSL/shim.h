@@ -10,6 +10,7 @@
 #include <openssl/bio.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+#include <openssl/hmac.h>
 
 // OpenSSL option bits are defined with a function-like macro (SSL_OP_BIT) that
 // Swift cannot import; these helpers expose the few that CourierTLS needs.

@@ -27,7 +27,11 @@ extension HTTPConnection {
         public var clock: any RequestClock
         /// Hears every request and response, with credentials redacted; `nil` by default.
         public var eventMonitor: EventMonitor?
-        /// The HTTP cache; ``HTTPCache/shared`` (in memory) by default, `nil` for none.
+        /// The HTTP cache; `nil` for none. By default a new private ``HTTPCache`` (in memory,
+        /// 16 MiB) for each configuration, so connections made with default configurations never
+        /// share responses. Pass one cache to several connections only when they act for the same
+        /// user, or pass ``HTTPCache/shared`` (shared-cache rules); either way, responses are
+        /// partitioned by the requests' credentials.
         public var cache: HTTPCache?
 
         /// Creates a configuration with every setting at its default.
@@ -44,7 +48,7 @@ extension HTTPConnection {
             deadline: Duration? = nil,
             clock: any RequestClock = SystemRequestClock(),
             eventMonitor: EventMonitor? = nil,
-            cache: HTTPCache? = .shared
+            cache: HTTPCache? = HTTPCache()
         ) {
             self.timeout = timeout
             self.cachePolicy = cachePolicy

@@ -18,7 +18,7 @@ struct CachedResponse: Sendable, Codable {
     init(_ response: HTTPResponse, request: TransportRequest, requestTime: Date, responseTime: Date) {
         status = response.status.code
         reason = response.status.reason
-        headers = response.headers.fields.map { [$0.name, $0.value] }
+        headers = response.headers.fields.filter { !Self.neverStored($0.name) }.map { [$0.name, $0.value] }
         body = response.body
         url = response.url
         varyValues = Self.varyValues(of: request.headers, names: Self.varyNames(HTTPHeaders(headers.map { ($0[0], $0[1]) })))
@@ -41,11 +41,13 @@ struct CachedResponse: Sendable, Codable {
 
     // MARK: - Freshness (RFC 9111 §4.2)
 
-    /// How long the response is fresh for: `max-age`, else `Expires − Date`, else a heuristic of
-    /// 10% of `Date − Last-Modified` (at most a day) for the statuses that allow one.
-    var freshnessLifetime: TimeInterval {
+    /// How long the response is fresh for: in a shared cache `s-maxage` first, then `max-age`,
+    /// else `Expires − Date`, else a heuristic of 10% of `Date − Last-Modified` (at most a day) for
+    /// the statuses that allow one.
+    func freshnessLifetime(sharedCache: Bool) -> TimeInterval {
         let headers = httpHeaders
         let control = CacheControl(headers)
+        if sharedCache, let sharedMaxAge = control.sharedMaxAge { return TimeInterval(sharedMaxAge) }
         if let maxAge = control.maxAge { return TimeInterval(maxAge) }
         if let expiresText = headers["Expires"] {
             guard let expires = HTTPDate.parse(expiresText) else { return 0 }  // an invalid Expires means already expired
@@ -65,8 +67,8 @@ struct CachedResponse: Sendable, Codable {
         return correctedInitialAge + now.timeIntervalSince(responseTime)
     }
 
-    func isFresh(now: Date) -> Bool {
-        freshnessLifetime > currentAge(now: now)
+    func isFresh(now: Date, sharedCache: Bool) -> Bool {
+        freshnessLifetime(sharedCache: sharedCache) > currentAge(now: now)
     }
 
     private var dateValue: Date {
@@ -89,15 +91,21 @@ struct CachedResponse: Sendable, Codable {
     /// Takes the headers of a 304 into the stored response (RFC 9111 §4.3.4).
     mutating func update(with notModified: HTTPResponse, requestTime: Date, responseTime: Date) {
         var merged = httpHeaders
-        for field in notModified.headers where !["content-length", "content-encoding", "transfer-encoding"].contains(field.name.lowercased()) {
-            merged.remove(field.name)
+        let updates = notModified.headers.filter {
+            !["content-length", "content-encoding", "transfer-encoding"].contains($0.name.lowercased()) && !Self.neverStored($0.name)
         }
-        for field in notModified.headers where !["content-length", "content-encoding", "transfer-encoding"].contains(field.name.lowercased()) {
-            merged.add(field.value, for: field.name)
-        }
+        for field in updates { merged.remove(field.name) }
+        for field in updates { merged.add(field.value, for: field.name) }
         headers = merged.fields.map { [$0.name, $0.value] }
         self.requestTime = requestTime
         self.responseTime = responseTime
+    }
+
+    /// Fields a cache never keeps: cookies set for one client must never be replayed to another,
+    /// nor to the same client after it has dropped them.
+    static func neverStored(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower == "set-cookie" || lower == "set-cookie2"
     }
 
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A private HTTP cache with RFC 9111 semantics, in memory and optionally on disk.
+/// An HTTP cache with RFC 9111 semantics, in memory and optionally on disk.
 ///
 /// On Linux, URLSession never caches; Courier's cache is a stage of the request pipeline, so it
 /// works the same on every transport. Which requests use it, and how, is the ``CachePolicy``
@@ -9,11 +9,25 @@ import Synchronization
 ///
 /// What is stored: successful-enough GET responses (the statuses RFC 9111 lets a cache keep)
 /// that carry freshness information (`max-age`, `Expires`, a heuristic from `Last-Modified`) or
-/// a validator (`ETag`, `Last-Modified`), unless `no-store` says otherwise. A response to a
-/// request with `Authorization` is stored only when `Cache-Control` allows it explicitly
-/// (`public`, `must-revalidate`). `private` responses are stored: this is a private cache, and
-/// `s-maxage` is ignored. One variant is kept per set of `Vary` values (at most 8 per URL);
-/// `Vary: *` is never served. A successful POST, PUT, PATCH or DELETE drops the URL's entries.
+/// a validator (`ETag`, `Last-Modified`), unless `no-store` says otherwise. `Set-Cookie` is never
+/// stored, so it is never replayed. One variant is kept per set of `Vary` values (at most 8 per
+/// URL); `Vary: *` is never served. A successful POST, PUT, PATCH or DELETE drops the URL's entries.
+///
+/// Credentials never mix:
+/// - A response to a request that carries a credential (`Authorization`, `Cookie`, an API-key
+///   header, any field an ``Authenticator`` applied: ``TransportRequest/isCredential(_:)``) is
+///   stored only when `Cache-Control` allows it explicitly (`public`, `must-revalidate`, and in a
+///   shared cache `s-maxage`).
+/// - Entries are partitioned by a keyed hash of the request's credentials, so a response stored
+///   for one credential never answers a request with another credential, or with none.
+/// - A ``Scope/shared`` cache follows RFC 9111's shared-cache rules on top: it never stores a
+///   `private` response, and `s-maxage` sets its freshness.
+/// - Only responses to requests without credentials, for URLs without a password or a
+///   secret-looking query parameter, are written to disk.
+///
+/// Each connection has a private cache of its own by default
+/// (``HTTPConnection/Configuration/cache``). Share one between connections that act for the
+/// same user, or make it ``Scope/shared``:
 ///
 /// ```swift
 /// let cache = HTTPCache(memoryCapacity: 8 << 20, directory: cachesURL)
@@ -32,22 +46,39 @@ public final class HTTPCache: Sendable {
         public var stores = 0
     }
 
-    /// The cache connections use unless configured otherwise: in memory, 16 MiB.
-    public static let shared = HTTPCache()
+    /// Whom a cache serves (RFC 9111 §1).
+    public enum Scope: Sendable, Equatable {
+        /// One user: `private` responses are stored, `s-maxage` is ignored.
+        case `private`
+        /// Several users, like a proxy's cache: `private` responses are never stored, and
+        /// `s-maxage` overrides `max-age`.
+        case shared
+    }
+
+    /// One cache in memory (16 MiB) for the whole process, with the ``Scope/shared`` rules; pass
+    /// it in ``HTTPConnection/Configuration/cache`` to let connections share responses.
+    public static let shared = HTTPCache(scope: .shared)
+
+    /// Whom this cache serves.
+    public let scope: Scope
 
     private let memory: Mutex<MemoryCacheStore>
     private let disk: DiskCacheStore?
     private let counters = Mutex(Statistics())
     private let clock: @Sendable () -> Date
+    /// The key of the credential partitions' HMAC: random, never stored.
+    private let partitionSecret: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
 
     /// Creates a cache.
     /// - Parameters:
     ///   - memoryCapacity: the most bytes kept in memory; 16 MiB by default.
     ///   - directory: where to keep responses on disk, surviving restarts; `nil` (memory only) by default.
     ///   - diskCapacity: the most bytes kept on disk; 128 MiB by default.
+    ///   - scope: whom the cache serves; ``Scope/private`` by default.
     ///   - now: the clock freshness is judged by; `Date()` by default (tests inject their own).
     public init(memoryCapacity: Int = 16 << 20, directory: URL? = nil, diskCapacity: Int = 128 << 20,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                scope: Scope = .private, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.scope = scope
         memory = Mutex(MemoryCacheStore(capacity: memoryCapacity))
         disk = directory.map { DiskCacheStore(directory: $0, capacity: diskCapacity) }
         clock = now
@@ -59,9 +90,11 @@ public final class HTTPCache: Sendable {
     /// The bytes held in memory.
     public var memoryBytes: Int { memory.withLock { $0.totalBytes } }
 
-    /// Whether a response for this URL is stored (any variant, fresh or not).
+    /// Whether a response for this URL is stored (any variant and credential partition, fresh or not).
     public func containsResponse(for url: URL) -> Bool {
-        variants(for: Self.key(url)) != nil
+        let anonymous = CacheKey(url: url)
+        if variants(for: anonymous) != nil { return true }
+        return memory.withLock { $0.keys.contains { CacheKey.storageKey($0, isFor: anonymous.url) } }
     }
 
     /// Forgets every stored response, in memory and on disk.
@@ -74,40 +107,52 @@ public final class HTTPCache: Sendable {
 
     func now() -> Date { clock() }
 
-    func lookup(_ request: TransportRequest) -> CachedResponse? {
-        variants(for: Self.key(request.url))?.first { $0.matchesVary(of: request.headers) }
+    /// The key of a request's entries: its URL and credential partition.
+    func key(for request: TransportRequest) -> CacheKey {
+        CacheKey(request, secret: partitionSecret)
     }
 
-    func store(_ entry: CachedResponse) {
-        let key = Self.key(entry.url)
+    func lookup(_ request: TransportRequest) -> CachedResponse? {
+        variants(for: key(for: request))?.first { $0.matchesVary(of: request.headers) }
+    }
+
+    /// Stores a response to `request` (the stage has checked that it may be stored).
+    func store(_ entry: CachedResponse, for request: TransportRequest) {
+        let key = key(for: request)
         var variants = (self.variants(for: key) ?? []).filter { $0.varyValues != entry.varyValues }
         variants.insert(entry, at: 0)
         variants = Array(variants.prefix(8))
-        memory.withLock { $0.set(variants, for: key) }
-        disk?.set(variants, for: key)
+        memory.withLock { $0.set(variants, for: key.storageKey) }
+        if key.partition == nil, !Self.urlCarriesSecrets(request.url) { disk?.set(variants, for: key.storageKey) }
         count { $0.stores += 1 }
     }
 
+    /// Drops every entry of the URL, in every credential partition.
     func invalidate(_ url: URL) {
-        let key = Self.key(url)
-        memory.withLock { $0.remove(key) }
-        disk?.remove(key)
+        let anonymous = CacheKey(url: url)
+        memory.withLock { store in
+            for key in store.keys where CacheKey.storageKey(key, isFor: anonymous.url) { store.remove(key) }
+        }
+        disk?.remove(anonymous.storageKey)
     }
 
     func count(_ change: (inout Statistics) -> Void) {
         counters.withLock { change(&$0) }
     }
 
-    private func variants(for key: String) -> [CachedResponse]? {
-        if let found = memory.withLock({ $0.variants(for: key) }) { return found }
-        guard let found = disk?.variants(for: key) else { return nil }
-        memory.withLock { $0.set(found, for: key) }
+    private func variants(for key: CacheKey) -> [CachedResponse]? {
+        if let found = memory.withLock({ $0.variants(for: key.storageKey) }) { return found }
+        guard key.partition == nil, let found = disk?.variants(for: key.storageKey) else { return nil }
+        memory.withLock { $0.set(found, for: key.storageKey) }
         return found
     }
 
-    /// The URL without its fragment.
-    static func key(_ url: URL) -> String {
-        let text = url.absoluteString
-        return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
+    /// Whether the URL holds a secret that must not be written to disk: a user name or password,
+    /// or a query parameter whose name looks like a credential.
+    static func urlCarriesSecrets(_ url: URL) -> Bool {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return true }
+        if components.user != nil || components.password != nil { return true }
+        components.queryItems = components.queryItems  // the same re-encoding Redaction.url applies
+        return Redaction.url(url) != (components.string ?? "")
     }
 }

@@ -31,7 +31,7 @@ struct CacheStage: PipelineStage {
             if let stored, stored.hasValidator { return try await revalidate(stored, request, cache, context, next) }
         case .useProtocolCachePolicy:
             if let stored, !requestControl.noCache, requestControl.maxAge != 0, !stored.cacheControl.noCache,
-               stored.isFresh(now: cache.now()) {
+               stored.isFresh(now: cache.now(), sharedCache: cache.scope == .shared) {
                 return hit(stored, request, cache, context)
             }
             if let stored, stored.hasValidator { return try await revalidate(stored, request, cache, context, next) }
@@ -68,20 +68,23 @@ struct CacheStage: PipelineStage {
         }
         var updated = stored
         updated.update(with: response, requestTime: requestTime, responseTime: cache.now())
-        cache.store(updated)
+        cache.store(updated, for: request)
         record(.revalidated, cache, context)
         return deliver(updated, source: .revalidatedCache, for: request)
     }
 
+    /// Stores the response when RFC 9111 and the credential rules allow it (see ``HTTPCache``).
     private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache, requestTime: Date) {
         guard request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code) else { return }
         let responseControl = CacheControl(response.headers)
+        let shared = cache.scope == .shared
         guard !responseControl.noStore, !CacheControl(request.headers).noStore else { return }
-        if request.headers.contains("Authorization"), !responseControl.isPublic, !responseControl.mustRevalidate { return }
+        if shared, responseControl.isPrivate { return }
+        if request.carriesCredentials, !responseControl.allowsStoringCredentialed(sharedCache: shared) { return }
         let entry = CachedResponse(response, request: request, requestTime: requestTime, responseTime: cache.now())
         guard !CachedResponse.varyNames(response.headers).contains("*"),
-              entry.freshnessLifetime > 0 || entry.hasValidator else { return }
-        cache.store(entry)
+              entry.freshnessLifetime(sharedCache: shared) > 0 || entry.hasValidator else { return }
+        cache.store(entry, for: request)
     }
 
     private func deliver(_ stored: CachedResponse, source: HTTPResponse.Source, for request: TransportRequest) -> HTTPResponse {

@@ -1,0 +1,196 @@
+import Courier
+import CourierTestServer
+import Foundation
+import Testing
+
+/// Security finding H1: the cache never serves one credential's response to another credential,
+/// never replays `Set-Cookie`, and a shared cache follows RFC 9111's shared-cache rules.
+@Suite("HTTP cache and credentials (H1)")
+struct CacheCredentialTests {
+    /// A server that answers each caller with its own identity (the value of its credential header)
+    /// and the caching headers the route names, counting hits per path.
+    static func identityServer() throws -> TestServer {
+        let server = try TestServer()
+        let routes: [(String, [(String, String)])] = [
+            ("/me/private", [("Cache-Control", "private, max-age=60")]),
+            ("/me/public", [("Cache-Control", "public, max-age=60")]),
+            ("/me/plain", [("Cache-Control", "max-age=60")]),
+            ("/me/shared", [("Cache-Control", "max-age=0, s-maxage=60")]),
+            ("/me/cookie", [("Cache-Control", "max-age=60"), ("Set-Cookie", "session=for-the-first-caller; Path=/")]),
+            ("/me/heuristic", [("Last-Modified", "Tue, 15 Nov 1994 12:45:26 GMT")]),
+        ]
+        for (path, headers) in routes {
+            server.route(path) { request in
+                let identity = request.value(for: "X-API-Key") ?? request.value(for: "Cookie")
+                    ?? request.value(for: "X-Account") ?? request.value(for: "Authorization") ?? "anonymous"
+                return .response(status: 200, headers: headers, body: Data("me: \(identity)".utf8))
+            }
+        }
+        return server
+    }
+
+    func connection(_ server: TestServer, _ transport: TransportUnderTest, _ leaks: LeakCheck,
+                    headers: HTTPHeaders = [:], cache: HTTPCache?? = .none) -> HTTPConnection {
+        leaks.connection(server, transport) { configuration in
+            configuration.cachePolicy = .useProtocolCachePolicy
+            configuration.headers = headers
+            if case .some(let cache) = cache { configuration.cache = cache }
+        }
+    }
+
+    @Test("H1 two default connections with different API keys get their own bodies; the server counts 2",
+          arguments: TransportUnderTest.allCases)
+    func defaultConnectionsKeepTheirOwn(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let alice = connection(server, transport, leaks, headers: ["X-API-Key": "alice-key"])
+            let bob = connection(server, transport, leaks, headers: ["X-API-Key": "bob-key"])
+            for path in ["/me/private", "/me/plain", "/me/heuristic", "/me/public"] {
+                #expect(try await alice.get(path).text == "me: alice-key", "\(path)")
+                let answer = try await bob.get(path)
+                #expect(answer.text == "me: bob-key", "\(path)")
+                #expect(answer.source == .network, "\(path)")
+                #expect(server.requestCount(path: path) == 2, "\(path)")
+            }
+        }
+    }
+
+    @Test("H1 one cache passed to connections with different credentials keeps each credential's responses apart",
+          arguments: TransportUnderTest.allCases)
+    func oneCacheManyCredentials(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let cache = HTTPCache()
+            let alice = connection(server, transport, leaks, headers: ["X-API-Key": "alice-key"], cache: cache)
+            let bob = connection(server, transport, leaks, headers: ["X-API-Key": "bob-key"], cache: cache)
+            let anonymous = connection(server, transport, leaks, cache: cache)
+            let aliceAgain = connection(server, transport, leaks, headers: ["X-API-Key": "alice-key"], cache: cache)
+
+            #expect(try await alice.get("/me/public").text == "me: alice-key")
+            #expect(try await bob.get("/me/public").text == "me: bob-key")
+            #expect(try await anonymous.get("/me/public").text == "me: anonymous")
+            #expect(server.requestCount(path: "/me/public") == 3)
+            // The same credential is served from its own partition: the cache still works.
+            let again = try await aliceAgain.get("/me/public")
+            #expect(again.source == .cache && again.text == "me: alice-key")
+            #expect(server.requestCount(path: "/me/public") == 3)
+        }
+    }
+
+    @Test("H1 a response to a credentialed request is stored only when Cache-Control allows it explicitly",
+          arguments: TransportUnderTest.allCases)
+    func credentialedNeedsExplicitPermission(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            for credential: HTTPHeaders in [["X-API-Key": "k1"], ["Cookie": "session=1"], ["Authorization": "Bearer t1"]] {
+                let user = connection(server, transport, leaks, headers: credential, cache: HTTPCache())
+                let before = server.requestCount(path: "/me/plain")
+                _ = try await user.get("/me/plain")
+                #expect(try await user.get("/me/plain").source == .network, "\(credential.fields[0].name)")
+                #expect(server.requestCount(path: "/me/plain") == before + 2)
+                let publicBefore = server.requestCount(path: "/me/public")
+                _ = try await user.get("/me/public")
+                #expect(try await user.get("/me/public").source == .cache, "\(credential.fields[0].name)")
+                #expect(server.requestCount(path: "/me/public") == publicBefore + 1)
+            }
+        }
+    }
+
+    @Test("H1 a custom authenticator's header counts as a credential: its responses need explicit permission and stay apart",
+          arguments: TransportUnderTest.allCases)
+    func authenticatorHeaderIsACredential(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let cache = HTTPCache()
+            let alice = connection(server, transport, leaks, cache: cache)
+            let bob = connection(server, transport, leaks, cache: cache)
+            for (connection, account) in [(alice, "alice"), (bob, "bob")] {
+                let store = InMemoryCredentialStore()
+                store.save(Credential(secret: account), for: URLMatcher.everything.description)
+                connection.authenticate(matching: .everything, with: AccountAuthenticator(account: account), store: store)
+            }
+            let first = try await alice.get("/me/plain")
+            #expect(first.text == "me: alice")
+            #expect(try await alice.get("/me/plain").source == .network)  // not stored: no explicit permission
+            #expect(try await alice.get("/me/public").text == "me: alice")
+            #expect(try await bob.get("/me/public").text == "me: bob")
+            #expect(server.requestCount(path: "/me/public") == 2)
+        }
+    }
+
+    @Test("H1 a shared cache never stores a private response and takes its freshness from s-maxage",
+          arguments: TransportUnderTest.allCases)
+    func sharedScopeRules(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let shared = connection(server, transport, leaks, cache: HTTPCache(scope: .shared))
+            _ = try await shared.get("/me/private")
+            #expect(try await shared.get("/me/private").source == .network)
+            _ = try await shared.get("/me/shared")
+            #expect(try await shared.get("/me/shared").source == .cache)
+
+            let privateCache = connection(server, transport, leaks, cache: HTTPCache(scope: .private))
+            _ = try await privateCache.get("/me/private")
+            #expect(try await privateCache.get("/me/private").source == .cache)
+            _ = try await privateCache.get("/me/shared")
+            #expect(try await privateCache.get("/me/shared").source == .network)  // s-maxage is not for private caches
+            #expect(server.requestCount(path: "/me/private") == 3)
+            #expect(server.requestCount(path: "/me/shared") == 3)
+            #expect(HTTPCache.shared.scope == .shared)
+        }
+    }
+
+    @Test("H1 Set-Cookie is never stored or replayed from the cache", arguments: TransportUnderTest.allCases)
+    func setCookieNeverReplayed(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let connection = connection(server, transport, leaks, cache: HTTPCache(directory: directory))
+            let first = try await connection.get("/me/cookie")
+            #expect(first.headers["Set-Cookie"] != nil)
+            let second = try await connection.get("/me/cookie")
+            #expect(second.source == .cache)
+            #expect(second.headers["Set-Cookie"] == nil)
+            let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            #expect(files.count == 1)
+            for file in files { #expect(!String(decoding: try Data(contentsOf: file), as: UTF8.self).contains("for-the-first-caller")) }
+        }
+    }
+
+    @Test("H1 responses to credentialed requests and URLs with secrets never reach the disk", arguments: TransportUnderTest.allCases)
+    func secretsStayOffDisk(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let cache = HTTPCache(directory: directory)
+            let user = connection(server, transport, leaks, headers: ["X-API-Key": "disk-key"], cache: cache)
+            let anonymous = connection(server, transport, leaks, cache: cache)
+            #expect(try await user.get("/me/public").text == "me: disk-key")
+            #expect(try await user.get("/me/public").source == .cache)     // kept in memory
+            _ = try await anonymous.get("/me/public", query: [.init("access_token", "s3cret")])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+            _ = try await anonymous.get("/me/public")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
+        }
+    }
+}
+
+/// An authenticator that puts an account name in a header of its own, `X-Account`.
+private struct AccountAuthenticator: Authenticator {
+    let account: String
+    func apply(_ credential: Credential, to request: inout TransportRequest) {
+        request.headers.set(credential.secret, for: "X-Account")
+    }
+    func refresh(previous: Credential?, context: AuthenticationContext) async throws -> Credential {
+        Credential(secret: account)
+    }
+}
