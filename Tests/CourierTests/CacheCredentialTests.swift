@@ -194,3 +194,58 @@ private struct AccountAuthenticator: Authenticator {
         Credential(secret: account)
     }
 }
+
+/// Security finding L11, the disk cache's part: its directory is private, or it is not used.
+@Suite("HTTP cache on disk: a private directory (L11)")
+struct CacheDirectoryTests {
+    static func temporaryPath() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+    }
+
+    @Test("L11 a cache directory the cache creates has mode 0700 and its files 0600")
+    func createdPrivate() async throws {
+        let server = try CacheServer()
+        defer { server.shutdown() }
+        let parent = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appendingPathComponent("nested")
+        let cache = HTTPCache(directory: directory)
+        #expect(cache.isPersistent)
+        let transport = NativeTransport()
+        defer { transport.shutdown() }
+        let connection = HTTPConnection(baseURL: server.server.baseURL, configuration: .init(transport: transport, cache: cache))
+        _ = try await connection.get("/fresh")
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(files.count == 1)
+        for file in files {
+            let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(file).path)[.posixPermissions]
+            #expect((mode as? Int) == 0o600)
+        }
+    }
+
+    @Test("L11 a cache directory writable by others is refused: the cache stays in memory and a planted entry is never served")
+    func sharedDirectoryRefused() async throws {
+        let server = try CacheServer()
+        defer { server.shutdown() }
+        let directory = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A trusted cache writes a real entry; then the directory is opened to everyone, as an
+        // attacker's pre-created directory in /tmp would be.
+        let transport = NativeTransport()
+        defer { transport.shutdown() }
+        _ = try await HTTPConnection(baseURL: server.server.baseURL,
+                                     configuration: .init(transport: transport, cache: HTTPCache(directory: directory))).get("/fresh")
+        #expect(server.hits("/fresh") == 1)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+
+        let cache = HTTPCache(directory: directory)
+        #expect(!cache.isPersistent)
+        let connection = HTTPConnection(baseURL: server.server.baseURL, configuration: .init(transport: transport, cache: cache))
+        let answer = try await connection.get("/fresh")
+        #expect(answer.source == .network)
+        #expect(server.hits("/fresh") == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)  // nothing written there
+    }
+}

@@ -62,11 +62,4 @@ public final class FileCredentialStore: CredentialStore, CustomStringConvertible
     private func writeAll(_ all: [String: Credential]) throws {
         try directory.write(try JSONEncoder().encode(all), to: fileURL.lastPathComponent)
     }
-
-    /// Writes `data` atomically, mode 0600, as the file `path` of a ``PrivateDirectory``
-    /// (`mode` must be 0600). Kept for `DiskCacheStore` until it uses ``PrivateDirectory`` itself.
-    static func writeAtomically(_ data: Data, to path: String, mode: mode_t) throws {
-        let url = URL(fileURLWithPath: path)
-        try PrivateDirectory(url: url.deletingLastPathComponent()).write(data, to: url.lastPathComponent)
-    }
 }

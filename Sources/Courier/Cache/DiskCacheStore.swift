@@ -3,6 +3,9 @@ import Foundation
 
 /// Cached responses in a directory: one file per URL, written atomically, checked on read.
 ///
+/// The directory is a ``PrivateDirectory``: created with mode 0700, files mode 0600, and a
+/// directory owned by another user or writable by group or others is refused (the store is not
+/// made, so the cache stays in memory), so no other local user can plant or read entries.
 /// Each file holds the JSON of the URL's variants followed by a line with the SHA-256 of that
 /// JSON. A file whose checksum does not match — truncated by a crash, or corrupted — is deleted
 /// and treated as a miss, never served. The directory is kept under its byte capacity by
@@ -13,20 +16,21 @@ struct DiskCacheStore: Sendable {
         var variants: [CachedResponse]
     }
 
-    let directory: URL
+    let directory: PrivateDirectory
     let capacity: Int
 
-    init(directory: URL, capacity: Int) {
-        self.directory = directory
+    /// A store in `directory`, created (mode 0700) when missing; `nil` when the directory is refused.
+    init?(directory url: URL, capacity: Int) {
+        directory = PrivateDirectory(url: url)
         self.capacity = capacity
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do { try directory.prepare() } catch { return nil }
     }
 
     func variants(for key: String) -> [CachedResponse]? {
-        let file = path(for: key)
-        guard let data = FileManager.default.contents(atPath: file) else { return nil }
+        let name = fileName(for: key)
+        guard let data = try? directory.contents(of: name) else { return nil }
         guard let record = Self.decode(data), record.key == key else {
-            try? FileManager.default.removeItem(atPath: file)  // corrupt or truncated: drop it
+            try? directory.remove(name)  // corrupt or truncated: drop it
             return nil
         }
         return record.variants
@@ -35,26 +39,28 @@ struct DiskCacheStore: Sendable {
     func set(_ variants: [CachedResponse], for key: String) {
         guard let json = try? JSONEncoder().encode(Record(key: key, variants: variants)), json.count <= capacity else { return }
         var data = json
-        data.append(contentsOf: Array("\n".utf8) + Self.hex(Digest.sha256(json)))
-        try? FileCredentialStore.writeAtomically(data, to: path(for: key), mode: 0o600)
+        data.append(contentsOf: Array("\n".utf8) + Array(CacheKey.hex(Digest.sha256(json)).utf8))
+        try? directory.write(data, to: fileName(for: key))
         trim()
     }
 
     func remove(_ key: String) {
-        try? FileManager.default.removeItem(atPath: path(for: key))
+        try? directory.remove(fileName(for: key))
     }
 
     func removeAll() {
-        for file in entries() { try? FileManager.default.removeItem(at: file.url) }
+        for file in entries() { try? directory.remove(file.url.lastPathComponent) }
     }
 
-    private func path(for key: String) -> String {
-        directory.appendingPathComponent(String(decoding: Self.hex(Digest.sha256(Array(key.utf8))), as: UTF8.self) + ".cache").path
+    private func fileName(for key: String) -> String {
+        CacheKey.hex(Digest.sha256(Array(key.utf8))) + ".cache"
     }
 
+    /// The cache files, read only after the directory passed its check again.
     private func entries() -> [(url: URL, size: Int, date: Date)] {
+        guard (try? directory.prepare()) != nil else { return [] }
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
-        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+        let files = (try? FileManager.default.contentsOfDirectory(at: directory.url, includingPropertiesForKeys: keys)) ?? []
         return files.filter { $0.pathExtension == "cache" }.map { file in
             let values = try? file.resourceValues(forKeys: Set(keys))
             return (file, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast)
@@ -68,7 +74,7 @@ struct DiskCacheStore: Sendable {
         guard total > capacity else { return }
         files.sort { $0.date < $1.date }
         for file in files where total > capacity {
-            try? FileManager.default.removeItem(at: file.url)
+            try? directory.remove(file.url.lastPathComponent)
             total -= file.size
         }
     }
@@ -77,12 +83,7 @@ struct DiskCacheStore: Sendable {
         guard let newline = data.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
         let json = data[data.startIndex..<newline]
         let checksum = data[data.index(after: newline)...]
-        guard Array(checksum) == hex(Digest.sha256(Array(json))) else { return nil }
+        guard Array(checksum) == Array(CacheKey.hex(Digest.sha256(Array(json))).utf8) else { return nil }
         return try? JSONDecoder().decode(Record.self, from: json)
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> [UInt8] {
-        let digits = Array("0123456789abcdef".utf8)
-        return bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }
     }
 }

@@ -64,6 +64,9 @@ public final class HTTPCache: Sendable {
 
     private let memory: Mutex<MemoryCacheStore>
     private let disk: DiskCacheStore?
+
+    /// Whether responses are also kept on disk: a directory was given and passed its check.
+    public var isPersistent: Bool { disk != nil }
     private let counters = Mutex(Statistics())
     private let clock: @Sendable () -> Date
     /// The key of the credential partitions' HMAC: random, never stored.
@@ -72,7 +75,9 @@ public final class HTTPCache: Sendable {
     /// Creates a cache.
     /// - Parameters:
     ///   - memoryCapacity: the most bytes kept in memory; 16 MiB by default.
-    ///   - directory: where to keep responses on disk, surviving restarts; `nil` (memory only) by default.
+    ///   - directory: where to keep responses on disk, surviving restarts; `nil` (memory only) by
+    ///     default. It is created with mode 0700 when missing; a directory owned by another user, or
+    ///     writable by group or others, is refused and the cache stays in memory only.
     ///   - diskCapacity: the most bytes kept on disk; 128 MiB by default.
     ///   - scope: whom the cache serves; ``Scope/private`` by default.
     ///   - now: the clock freshness is judged by; `Date()` by default (tests inject their own).
@@ -80,7 +85,7 @@ public final class HTTPCache: Sendable {
                 scope: Scope = .private, now: @escaping @Sendable () -> Date = { Date() }) {
         self.scope = scope
         memory = Mutex(MemoryCacheStore(capacity: memoryCapacity))
-        disk = directory.map { DiskCacheStore(directory: $0, capacity: diskCapacity) }
+        disk = directory.flatMap { DiskCacheStore(directory: $0, capacity: diskCapacity) }
         clock = now
     }
 
