@@ -41,7 +41,7 @@ public final class ChatCaveServer: Sendable {
     ///   - host: the address to bind; `"127.0.0.1"` by default.
     ///   - port: the port; 0 (the default) lets the kernel pick a free one (see ``port``).
     ///     The contract's usual port is 3000.
-    ///   - configuration: data directory, hashing cost and limits; ``Configuration/init(dataDirectory:passwordIterations:maxBodyBytes:headerTimeout:idleTimeout:)`` by default.
+    ///   - configuration: data directory, hashing cost and limits; ``Configuration/init(dataDirectory:passwordIterations:maxBodyBytes:headerTimeout:idleTimeout:passwordLimits:)`` by default.
     /// - Throws: ``StartupError`` when the data directory cannot be read or the port cannot be bound.
     public init(host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = Configuration()) throws(StartupError) {
         let store: ChatStore
