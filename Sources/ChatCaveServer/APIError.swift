@@ -3,12 +3,14 @@
 /// Every refusal of the API is one of these, thrown by the store and the handlers and turned
 /// into a response by ``ChatCaveAPI``. A 401 has no body, as the contract requires.
 struct APIError: Error, Sendable, Equatable {
-    /// The HTTP status: 400, 401, 403, 404, 405 or 406.
+    /// The HTTP status: 400, 401, 403, 404, 405, 406, 429, 500 or 503.
     let status: Int
     /// The human-readable text sent as `{"error": message}`.
     let message: String
     /// The methods a path allows, for a 405 (sent as `Allow`).
     var allowedMethods: [String] = []
+    /// For a 429 or 503: the seconds to wait before trying again (sent as `Retry-After`).
+    var retryAfter: Int?
 
     /// 400: the request cannot be read (malformed body, bad encoding).
     static func badRequest(_ message: String) -> APIError { APIError(status: 400, message: message) }
@@ -26,6 +28,16 @@ struct APIError: Error, Sendable, Equatable {
     }
     /// 406: the request is understood but refused (empty field, duplicate name, not a member).
     static func rejected(_ message: String) -> APIError { APIError(status: 406, message: message) }
+    /// 429: too many failed password attempts for this name or from this address.
+    static func tooManyAttempts(retryAfter seconds: Int) -> APIError {
+        APIError(status: 429, message: "Too many failed sign-in attempts; try again in \(seconds) s", retryAfter: seconds)
+    }
+    /// 500: the change could not be written to the data file, so it was not made.
+    static let notSaved = APIError(status: 500, message: "The change could not be saved, so it was not made")
+    /// 503: every password-hashing slot and queue place (or every request worker) is taken.
+    static func busy(retryAfter seconds: Int) -> APIError {
+        APIError(status: 503, message: "The server is busy; try again in \(seconds) s", retryAfter: seconds)
+    }
 
     /// The response for this refusal.
     var response: APIResponse {
@@ -39,7 +51,9 @@ struct APIError: Error, Sendable, Equatable {
             response.headers.append((name: "Allow", value: allowedMethods.joined(separator: ", ")))
             return response
         default:
-            return .error(status, message)
+            var response = APIResponse.error(status, message)
+            if let retryAfter { response.headers.append((name: "Retry-After", value: String(retryAfter))) }
+            return response
         }
     }
 

@@ -9,7 +9,7 @@ enum APIRepresentation {
         init(_ user: ChatStore.User, includeKey: Bool) {
             id = user.id
             name = user.name
-            apiKey = includeKey ? user.apiKey : nil
+            apiKey = includeKey ? user.apiKey : nil  // `nil` when only its digest is known
         }
 
         func encode(to encoder: any Encoder) throws {

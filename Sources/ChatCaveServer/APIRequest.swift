@@ -10,14 +10,18 @@ struct APIRequest: Sendable {
     var headers: [(name: String, value: String)]
     /// The body bytes.
     var body: [UInt8]
+    /// The client's IP address bytes (4 for IPv4, 16 for IPv6), when known.
+    var peerAddress: [UInt8]?
 
     /// Creates a request.
-    init(method: String, path: String, query: String = "", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    init(method: String, path: String, query: String = "", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+         peerAddress: [UInt8]? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.peerAddress = peerAddress
     }
 
     /// The first value of the header field `name` (ASCII case-insensitive), or `nil`.

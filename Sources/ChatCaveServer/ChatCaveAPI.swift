@@ -2,8 +2,9 @@ import Foundation
 
 /// The ChatCave API as a function from request to response, with no sockets involved.
 ///
-/// ``handle(_:)`` matches the route, checks credentials (every route but `GET /`, sign-up and
-/// sign-in needs them), reads the body and runs the route's handler. Every refusal becomes the
+/// ``handle(_:)`` matches the route, refuses cross-site state changes (``CrossSiteCheck``),
+/// checks credentials (every route but `GET /`, sign-up and sign-in needs them), reads the body
+/// and runs the route's handler. Every refusal becomes the
 /// contract's status with a JSON `{"error": …}` body; a 401 has no body and carries
 /// `WWW-Authenticate: Basic realm="ChatCave Server"`. Nothing a client sends can crash it.
 ///
@@ -20,9 +21,10 @@ final class ChatCaveAPI: Sendable {
     /// - Parameters:
     ///   - store: the data.
     ///   - passwordIterations: the PBKDF2 iteration count for new password hashes.
-    init(store: ChatStore, passwordIterations: Int) {
+    ///   - passwordLimits: the hashing pool and the failed-attempt limits.
+    init(store: ChatStore, passwordIterations: Int, passwordLimits: ChatCaveServer.PasswordLimits) {
         self.store = store
-        self.verifier = CredentialVerifier(store: store, iterations: passwordIterations)
+        self.verifier = CredentialVerifier(store: store, iterations: passwordIterations, limits: passwordLimits)
         self.statistics = ServerStatistics()
     }
 
@@ -42,13 +44,14 @@ final class ChatCaveAPI: Sendable {
 
     private func route(_ request: APIRequest) throws(APIError) -> APIResponse {
         let route = try Route.match(method: request.method, path: request.path)
+        try CrossSiteCheck.check(request)
         if route.isOpen { return try handleOpen(route, request) }
-        guard let user = verifier.authenticate(request) else { throw .unauthorized }
+        guard let user = try verifier.authenticate(request) else { throw .unauthorized }
         switch route {
         case .root, .signUp, .signIn:
             return try handleOpen(route, request)
         case .signOut:
-            store.rotateAPIKey(userID: user.id)
+            try store.rotateAPIKey(userID: user.id)
             return .json(200, APIRepresentation.Empty())
         case .listUsers:
             return .json(200, store.allUsers().map { APIRepresentation.User($0, includeKey: $0.id == user.id) })
@@ -87,7 +90,7 @@ final class ChatCaveAPI: Sendable {
         switch route {
         case .signUp:
             let parameters = try RequestParameters(request)
-            let name = try ChatStore.validName(parameters["user[name]"], what: "User name")
+            let name = try TextRules.name(parameters["user[name]"], what: "User name")
             let password = parameters["user[password]"] ?? ""
             guard !password.isEmpty else { throw .rejected("Password must not be empty") }
             guard !store.nameIsTaken(name) else { throw .rejected("A user named '\(name)' already exists") }
@@ -98,8 +101,8 @@ final class ChatCaveAPI: Sendable {
             let name = (parameters["user[name]"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             let password = parameters["user[password]"] ?? ""
             guard !name.isEmpty, !password.isEmpty else { throw .rejected("User name and password must not be empty") }
-            guard let user = verifier.user(named: name, password: password) else { throw .invalidCombination }
-            return .json(201, APIRepresentation.User(user, includeKey: true))
+            guard let user = try verifier.user(named: name, password: password, from: request) else { throw .invalidCombination }
+            return .json(201, APIRepresentation.User(try store.userWithKey(id: user.id), includeKey: true))
         default:
             return request.prefersHTML ? .html(Self.homePage) : .json(200, Self.description)
         }

@@ -16,6 +16,8 @@ extension ChatCaveServer {
         public var headerTimeout: Duration
         /// How long an idle keep-alive connection stays open; 60 s by default.
         public var idleTimeout: Duration
+        /// How many password hashes run at once, and how failed password checks are throttled.
+        public var passwordLimits: PasswordLimits
 
         /// Creates a configuration.
         /// - Parameters:
@@ -24,14 +26,16 @@ extension ChatCaveServer {
         ///   - maxBodyBytes: 1 MiB by default.
         ///   - headerTimeout: 10 seconds by default.
         ///   - idleTimeout: 60 seconds by default.
+        ///   - passwordLimits: ``PasswordLimits/init(concurrentHashes:queuedHashes:failuresAllowed:lockout:maxLockout:failureWindow:trackedKeys:)`` by default.
         public init(dataDirectory: URL? = nil, passwordIterations: Int = PasswordHashing.defaultIterations,
                     maxBodyBytes: Int = 1 << 20, headerTimeout: Duration = .seconds(10),
-                    idleTimeout: Duration = .seconds(60)) {
+                    idleTimeout: Duration = .seconds(60), passwordLimits: PasswordLimits = PasswordLimits()) {
             self.dataDirectory = dataDirectory
             self.passwordIterations = passwordIterations
             self.maxBodyBytes = maxBodyBytes
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
+            self.passwordLimits = passwordLimits
         }
     }
 

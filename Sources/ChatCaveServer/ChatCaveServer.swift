@@ -6,7 +6,9 @@ import HTTPServerCore
 /// The reference ChatCave server: the whole contract of `chatcave-api.md`, over HTTP/1.1.
 ///
 /// It runs on `HTTPServerCore` (one event loop thread for the sockets) and answers each
-/// request on a worker queue, since password hashing is deliberately slow. Users, rooms and
+/// request on a thread of its own (``RequestWorkers``), since password hashing is deliberately
+/// slow; hashes run in a bounded pool and failed password checks are throttled
+/// (``Configuration/passwordLimits``). Users, rooms and
 /// messages live in memory; with a ``Configuration/dataDirectory`` every change is also written
 /// to disk atomically before it is answered, and a restart reads it back.
 ///
@@ -32,14 +34,14 @@ public final class ChatCaveServer: Sendable {
 
     private let api: ChatCaveAPI
     private let server: HTTPServer
-    private let work: DispatchGroup
+    private let workers: RequestWorkers
 
     /// Loads the data directory (if any), binds `host:port` and starts serving.
     /// - Parameters:
     ///   - host: the address to bind; `"127.0.0.1"` by default.
     ///   - port: the port; 0 (the default) lets the kernel pick a free one (see ``port``).
     ///     The contract's usual port is 3000.
-    ///   - configuration: data directory, hashing cost and limits; ``Configuration/init(dataDirectory:passwordIterations:maxBodyBytes:headerTimeout:idleTimeout:)`` by default.
+    ///   - configuration: data directory, hashing cost and limits; ``Configuration/init(dataDirectory:passwordIterations:maxBodyBytes:headerTimeout:idleTimeout:passwordLimits:)`` by default.
     /// - Throws: ``StartupError`` when the data directory cannot be read or the port cannot be bound.
     public init(host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = Configuration()) throws(StartupError) {
         let store: ChatStore
@@ -48,9 +50,9 @@ public final class ChatCaveServer: Sendable {
         } catch {
             throw StartupError(description: "\(error)")
         }
-        let api = ChatCaveAPI(store: store, passwordIterations: configuration.passwordIterations)
-        let work = DispatchGroup()
-        let queue = DispatchQueue(label: "ChatCaveServer.work", attributes: .concurrent)
+        let api = ChatCaveAPI(store: store, passwordIterations: configuration.passwordIterations,
+                              passwordLimits: configuration.passwordLimits)
+        let workers = RequestWorkers()
         let serverConfiguration = HTTPServer.Configuration(maxBodyBytes: configuration.maxBodyBytes,
                                                            headerTimeout: configuration.headerTimeout,
                                                            idleTimeout: configuration.idleTimeout,
@@ -61,11 +63,13 @@ public final class ChatCaveServer: Sendable {
             server = try HTTPServer(host: host, port: port, configuration: serverConfiguration) { request, responder in
                 let apiRequest = APIRequest(method: request.method, path: request.path, query: request.query,
                                             headers: request.fields.map { (name: $0.name, value: $0.value) },
-                                            body: request.body)
-                work.enter()
-                queue.async {
-                    defer { work.leave() }
+                                            body: request.body, peerAddress: request.remoteAddress?.addressBytes)
+                let started = workers.start {
                     let response = api.handle(apiRequest)
+                    responder.respond(status: response.status, headers: response.headers, body: response.body)
+                }
+                if !started {
+                    let response = APIError.busy(retryAfter: 1).response
                     responder.respond(status: response.status, headers: response.headers, body: response.body)
                 }
             }
@@ -76,7 +80,7 @@ public final class ChatCaveServer: Sendable {
         self.host = host
         self.configuration = configuration
         self.api = api
-        self.work = work
+        self.workers = workers
     }
 
     deinit {
@@ -93,17 +97,17 @@ public final class ChatCaveServer: Sendable {
     /// being handled to finish, so that every answered change is on disk. Idempotent.
     public func shutdown() {
         server.shutdown()
-        _ = work.wait(timeout: .now() + 5)
+        workers.wait(timeout: .now() + 5)
     }
 
     /// Replaces a user's API key, as if it had been revoked: requests with the old key get 401
     /// until the user signs in again (which returns the new key). Basic credentials still work.
     /// - Parameter name: the user's name.
-    /// - Returns: `true` when the user exists.
+    /// - Returns: `true` when the user exists and the new key was saved.
     @discardableResult
     public func revokeAPIKey(forUserNamed name: String) -> Bool {
         guard let user = api.store.user(named: name) else { return false }
-        return api.store.rotateAPIKey(userID: user.id) != nil
+        return (try? api.store.rotateAPIKey(userID: user.id)) != nil
     }
 
     /// The id of the user with this name, or `nil`.
@@ -115,6 +119,12 @@ public final class ChatCaveServer: Sendable {
     /// Errors the server core answers itself (malformed heads, oversized bodies) are not counted.
     public var responsesByStatus: [Int: Int] {
         api.statistics.responsesByStatus
+    }
+
+    /// The most password hashes that ran at the same time so far (at most
+    /// ``PasswordLimits/concurrentHashes``).
+    public var peakConcurrentPasswordHashes: Int {
+        api.verifier.pool.peakConcurrency
     }
 
     /// How many requests the server core handed to the API.

@@ -10,19 +10,19 @@ extension ChatStore {
     /// Creates a room.
     /// - Parameter rawName: the requested name.
     /// - Returns: the new, empty room.
-    /// - Throws: 406 for an empty or invalid name, or one that another room has.
+    /// - Throws: 406 for an empty or invalid name, or one that another room has (compared as
+    ///   ``TextRules/nameKey(_:)``); 500 when the change cannot be saved.
     func createRoom(named rawName: String?) throws(APIError) -> APIRepresentation.Room {
-        let name = try Self.validName(rawName, what: "Room name")
+        let name = try TextRules.name(rawName, what: "Room name")
+        let key = TextRules.nameKey(name)
         let room = Room(id: UUID().uuidString.lowercased(), name: name)
-        let created = state.withLock { state -> Bool in
-            guard !state.rooms.values.contains(where: { $0.name == name }) else { return false }
+        try change { state throws(APIError) in
+            guard !state.rooms.values.contains(where: { TextRules.nameKey($0.name) == key }) else {
+                throw .rejected("A room named '\(name)' already exists")
+            }
             state.rooms[room.id] = room
             state.roomOrder.append(room.id)
-            state.version &+= 1
-            return true
         }
-        guard created else { throw .rejected("A room named '\(name)' already exists") }
-        persist()
         return APIRepresentation.Room(id: room.id, name: room.name, chatters: [])
     }
 
@@ -33,18 +33,17 @@ extension ChatStore {
     }
 
     /// Deletes one room — only that one.
-    /// - Throws: 404 when there is no such room; 406 while it still has chatters.
+    /// - Throws: 404 when there is no such room; 406 while it still has chatters; 500 when the
+    ///   change cannot be saved.
     func deleteRoom(id: String) throws(APIError) {
-        try state.withLock { state throws(APIError) in
+        try change { state throws(APIError) in
             let room = try Self.existingRoom(id, state)
             guard room.chatterIDs.isEmpty else {
                 throw .rejected("The room '\(room.name)' still has chatters")
             }
             state.rooms.removeValue(forKey: id)
             state.roomOrder.removeAll { $0 == id }
-            state.version &+= 1
         }
-        persist()
     }
 
     /// The members of a room, in the order they joined.
@@ -59,29 +58,27 @@ extension ChatStore {
     ///   - userID: the user, who must be the one asking.
     ///   - requesterID: the authenticated user.
     /// - Returns: the members after joining.
-    /// - Throws: 404 for an unknown room or user; 403 when `userID` is someone else.
+    /// - Throws: 404 for an unknown room or user; 403 when `userID` is someone else; 500 when
+    ///   the change cannot be saved.
     func join(roomID: String, userID: String, requesterID: String) throws(APIError) -> [APIRepresentation.Chatter] {
-        let (members, changed) = try state.withLock { state throws(APIError) -> ([APIRepresentation.Chatter], Bool) in
+        try change { state throws(APIError) -> [APIRepresentation.Chatter] in
             try Self.requireRoom(roomID, state)
             let user = try Self.existingUser(userID, state)
             guard user.id == requesterID else { throw .forbidden("You can only join a room as yourself") }
             // The room is changed in place (never through a local copy), so its message array is not copied.
-            if state.rooms[roomID]?.chatterIDs.contains(user.id) == true { return (Self.members(roomID, state), false) }
+            if state.rooms[roomID]?.chatterIDs.contains(user.id) == true { return Self.members(roomID, state) }
             state.rooms[roomID]?.chatterIDs.append(user.id)
             state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "join", text: nil, authorID: user.id,
                                                 author: user.name, timestamp: ServerTimestamp.now()))
-            state.version &+= 1
-            return (Self.members(roomID, state), true)
+            return Self.members(roomID, state)
         }
-        if changed { persist() }
-        return members
     }
 
     /// Removes a user from a room and posts a `leave` message.
     /// - Throws: 404 for an unknown room or user, or a user who is not in the room;
-    ///   403 when `userID` is someone else.
+    ///   403 when `userID` is someone else; 500 when the change cannot be saved.
     func leave(roomID: String, userID: String, requesterID: String) throws(APIError) {
-        try state.withLock { state throws(APIError) in
+        try change { state throws(APIError) in
             try Self.requireRoom(roomID, state)
             let user = try Self.existingUser(userID, state)
             guard user.id == requesterID else { throw .forbidden("You can only leave a room as yourself") }
@@ -91,9 +88,7 @@ extension ChatStore {
             state.rooms[roomID]?.chatterIDs.remove(at: position)
             state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "leave", text: nil, authorID: user.id,
                                                 author: user.name, timestamp: ServerTimestamp.now()))
-            state.version &+= 1
         }
-        persist()
     }
 
     /// The messages of a room, oldest first: all of them, or those after `since`.
@@ -112,25 +107,21 @@ extension ChatStore {
     /// Posts a chat message as `authorID`.
     /// - Returns: the message.
     /// - Throws: 404 for an unknown room; 406 when the author is not a member or the text is
-    ///   empty or too long.
+    ///   empty, too long or holds control or format characters (see ``TextRules``); 500 when
+    ///   the change cannot be saved.
     func post(roomID: String, authorID: String, text: String?) throws(APIError) -> APIRepresentation.Message {
-        let message = try state.withLock { state throws(APIError) -> Message in
+        let message = try change { state throws(APIError) -> Message in
             try Self.requireRoom(roomID, state)
             let author = try Self.existingUser(authorID, state)
             guard state.rooms[roomID]?.chatterIDs.contains(author.id) == true else {
                 throw .rejected("User \(author.name) is not a member of this chatroom")
             }
-            guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-                throw .rejected("Message text must not be empty")
-            }
-            guard text.count <= Self.maxTextLength else { throw .rejected("Message text must be at most \(Self.maxTextLength) characters") }
+            let text = try TextRules.messageText(text)
             let message = Message(id: UUID().uuidString.lowercased(), type: "chat", text: text, authorID: author.id,
                                   author: author.name, timestamp: ServerTimestamp.now())
             state.rooms[roomID]?.append(message)
-            state.version &+= 1
             return message
         }
-        persist()
         return APIRepresentation.Message(message)
     }
 

@@ -2,31 +2,28 @@ import Foundation
 
 /// Users: sign-up, look-ups, API keys.
 extension ChatStore {
-    /// Whether a user has this name.
+    /// Whether a user has this name (compared as ``TextRules/nameKey(_:)``).
     func nameIsTaken(_ name: String) -> Bool {
-        state.withLock { $0.userIDByName[name] != nil }
+        state.withLock { $0.userIDByName[TextRules.nameKey(name)] != nil }
     }
 
     /// Adds a user whose password was already hashed.
     /// - Parameters:
-    ///   - name: a valid name (see ``validName(_:what:)``).
+    ///   - name: a valid name (see ``TextRules/name(_:what:)``).
     ///   - passwordHash: the salted hash.
     /// - Returns: the new user, with a fresh API key.
-    /// - Throws: 406 when the name is taken.
+    /// - Throws: 406 when the name is taken; 500 when the change cannot be saved.
     func addUser(name: String, passwordHash: String) throws(APIError) -> User {
         let user = User(id: UUID().uuidString.lowercased(), name: name, passwordHash: passwordHash,
                         apiKey: UUID().uuidString.lowercased())
-        let added = state.withLock { state -> Bool in
-            guard state.userIDByName[name] == nil else { return false }
+        let key = TextRules.nameKey(name)
+        try change { state throws(APIError) in
+            guard state.userIDByName[key] == nil else { throw .rejected("A user named '\(name)' already exists") }
             state.users[user.id] = user
             state.userOrder.append(user.id)
-            state.userIDByName[name] = user.id
-            state.userIDByKey[user.apiKey] = user.id
-            state.version &+= 1
-            return true
+            state.userIDByName[key] = user.id
+            state.userIDByKey[user.apiKeyDigest] = user.id
         }
-        guard added else { throw .rejected("A user named '\(name)' already exists") }
-        persist()
         return user
     }
 
@@ -35,14 +32,21 @@ extension ChatStore {
         state.withLock { $0.users[id] }
     }
 
-    /// The user with this name, or `nil`.
+    /// The user with this name (compared as ``TextRules/nameKey(_:)``), or `nil`.
     func user(named name: String) -> User? {
-        state.withLock { state in state.userIDByName[name].flatMap { state.users[$0] } }
+        let key = TextRules.nameKey(name)
+        return state.withLock { state in state.userIDByName[key].flatMap { state.users[$0] } }
     }
 
-    /// The user whose current API key this is, or `nil`.
+    /// The user whose current API key this is, or `nil`. The key is remembered in memory, so
+    /// that sign-in can return it again.
     func user(apiKey: String) -> User? {
-        state.withLock { state in state.userIDByKey[apiKey].flatMap { state.users[$0] } }
+        let digest = User.digest(ofKey: apiKey)
+        return state.withLock { state -> User? in
+            guard let id = state.userIDByKey[digest] else { return nil }
+            state.users[id]?.apiKey = apiKey
+            return state.users[id]
+        }
     }
 
     /// Every user, in sign-up order.
@@ -50,21 +54,30 @@ extension ChatStore {
         state.withLock { state in state.userOrder.compactMap { state.users[$0] } }
     }
 
+    /// The user with its current API key: the one in memory, or a new one when the server has
+    /// only the digest (after a restart, until the key is presented again).
+    /// - Throws: 404 when there is no such user; 500 when a new key cannot be saved.
+    func userWithKey(id: String) throws(APIError) -> User {
+        guard let user = user(id: id) else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
+        if user.apiKey != nil { return user }
+        return try rotateAPIKey(userID: id)
+    }
+
     /// Replaces a user's API key, so that the old one is refused from now on.
     /// - Parameter userID: the user.
-    /// - Returns: the user with the new key, or `nil` when there is no such user.
+    /// - Returns: the user with the new key.
+    /// - Throws: 404 when there is no such user; 500 when the change cannot be saved.
     @discardableResult
-    func rotateAPIKey(userID: String) -> User? {
-        let updated = state.withLock { state -> User? in
-            guard var user = state.users[userID] else { return nil }
-            state.userIDByKey.removeValue(forKey: user.apiKey)
-            user.apiKey = UUID().uuidString.lowercased()
-            state.userIDByKey[user.apiKey] = user.id
+    func rotateAPIKey(userID: String) throws(APIError) -> User {
+        let key = UUID().uuidString.lowercased()
+        return try change { state throws(APIError) in
+            guard var user = state.users[userID] else { throw .notFound("No user exists with ID '\(userID.prefix(100))'") }
+            state.userIDByKey.removeValue(forKey: user.apiKeyDigest)
+            user.apiKey = key
+            user.apiKeyDigest = User.digest(ofKey: key)
+            state.userIDByKey[user.apiKeyDigest] = user.id
             state.users[user.id] = user
-            state.version &+= 1
             return user
         }
-        if updated != nil { persist() }
-        return updated
     }
 }

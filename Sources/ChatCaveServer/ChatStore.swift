@@ -3,52 +3,57 @@ import Synchronization
 
 /// The ChatCave server's data: users, rooms and messages, in memory, optionally kept on disk.
 ///
-/// Every operation takes one short lock; nothing slow (hashing, disk) happens under it.
-/// Operations that change something bump a version and then persist a snapshot, when the
-/// store has a data directory (see `ChatStore+Persistence.swift`), before they return — so a
-/// change that was answered is on disk.
+/// Reads take one short lock. Every change goes through ``change(_:)``: with a data directory
+/// the change is made on a copy, the copy is written to disk, and only then does it become the
+/// state — so a change that was answered is on disk, and a change that could not be saved is
+/// answered with 500 and never seen. Changes are serialized; reads never wait for the disk.
 ///
 /// Operations report refusals as ``APIError`` with the contract's statuses and texts.
 final class ChatStore: Sendable {
-    /// The longest user or room name, in characters.
-    static let maxNameLength = 64
-    /// The longest message text, in characters.
-    static let maxTextLength = 4_000
-
     struct State: Sendable {
         var users: [String: User] = [:]
         var userOrder: [String] = []
+        /// User ids by ``TextRules/nameKey(_:)`` of their names.
         var userIDByName: [String: String] = [:]
+        /// User ids by ``User/digest(ofKey:)`` of their API keys.
         var userIDByKey: [String: String] = [:]
         var rooms: [String: Room] = [:]
         var roomOrder: [String] = []
-        var version: UInt64 = 0
     }
 
     let state: Mutex<State>
     let persistence: StorePersistence?
+    /// Held for the whole of a change with a data directory (copy, save, publish), so that
+    /// changes are saved one at a time, in order.
+    private let writer = Mutex<Void>(())
 
-    /// Creates a store, loading what the data directory holds.
+    /// Creates a store, loading what the data directory holds. A data file of an older format
+    /// (with API keys in plain text) is rewritten at once in the current one.
     /// - Parameter dataDirectory: where to keep the data; `nil` (memory only) by default.
-    /// - Throws: ``StorePersistence/Failure`` when the directory or its data file cannot be read.
+    /// - Throws: ``StorePersistence/Failure`` when the directory or its data file cannot be read,
+    ///   or an old data file cannot be rewritten.
     init(dataDirectory: URL? = nil) throws {
         let persistence = try dataDirectory.map { try StorePersistence(directory: $0) }
         var state = State()
         if let snapshot = try persistence?.load() {
             state = Self.state(from: snapshot)
+            if snapshot.format < Snapshot.currentFormat { try persistence?.save(Self.snapshot(of: state)) }
         }
         self.persistence = persistence
         self.state = Mutex(state)
     }
 
     /// Rebuilds the state and its indexes from a snapshot, skipping inconsistent entries.
+    /// Users whose names became equal under the current rules (`Alice` and `alice` from an
+    /// older server) are all kept; the name finds the first of them.
     static func state(from snapshot: Snapshot) -> State {
         var state = State()
-        for user in snapshot.users where state.users[user.id] == nil && state.userIDByName[user.name] == nil {
+        for user in snapshot.users where state.users[user.id] == nil {
             state.users[user.id] = user
             state.userOrder.append(user.id)
-            state.userIDByName[user.name] = user.id
-            state.userIDByKey[user.apiKey] = user.id
+            let key = TextRules.nameKey(user.name)
+            if state.userIDByName[key] == nil { state.userIDByName[key] = user.id }
+            state.userIDByKey[user.apiKeyDigest] = user.id
         }
         for var room in snapshot.rooms where state.rooms[room.id] == nil {
             var seen = Set<String>()
@@ -60,31 +65,33 @@ final class ChatStore: Sendable {
         return state
     }
 
-    /// A copy of everything, for the data file.
-    func snapshot() -> (Snapshot, UInt64) {
-        state.withLock { state in
-            let users = state.userOrder.compactMap { state.users[$0] }
-            let rooms = state.roomOrder.compactMap { state.rooms[$0] }
-            return (Snapshot(format: 1, users: users, rooms: rooms), state.version)
-        }
+    /// Everything in `state`, for the data file.
+    static func snapshot(of state: State) -> Snapshot {
+        let users = state.userOrder.compactMap { state.users[$0] }
+        let rooms = state.roomOrder.compactMap { state.rooms[$0] }
+        return Snapshot(format: Snapshot.currentFormat, users: users, rooms: rooms)
     }
 
-    /// Writes the current state when the store has a data directory. Called after every change.
-    func persist() {
-        guard let persistence else { return }
-        let (snapshot, version) = snapshot()
-        persistence.save(snapshot, version: version)
-    }
-
-    /// Validates and trims a user or room name.
-    /// - Throws: 406 when empty, too long or holding control characters.
-    static func validName(_ raw: String?, what: String) throws(APIError) -> String {
-        let name = (raw ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { throw .rejected("\(what) must not be empty") }
-        guard name.count <= maxNameLength else { throw .rejected("\(what) must be at most \(maxNameLength) characters") }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .rejected("\(what) must not contain control characters")
+    /// Applies one change to the state, saving it first when the store has a data directory.
+    /// - Parameter body: the change; what it throws leaves the state as it was.
+    /// - Returns: what `body` returned.
+    /// - Throws: what `body` threw, or ``APIError/notSaved`` (500) when the data file cannot be
+    ///   written; the change is then not made.
+    func change<Value: Sendable>(_ body: (inout State) throws(APIError) -> Value) throws(APIError) -> Value {
+        guard let persistence else {
+            return try state.withLock { state throws(APIError) in try body(&state) }
         }
-        return name
+        return try writer.withLock { _ throws(APIError) in
+            var next = state.withLock { $0 }
+            let result = try body(&next)
+            do {
+                try persistence.save(Self.snapshot(of: next))
+            } catch {
+                FileHandle.standardError.write(Data("chatcave: \(error); the change was not made\n".utf8))
+                throw .notSaved
+            }
+            state.withLock { $0 = next }
+            return result
+        }
     }
 }

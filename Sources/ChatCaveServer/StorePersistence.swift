@@ -1,17 +1,16 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Keeps the store's snapshot in one file of a data directory, written atomically.
 ///
-/// The file, `chatcave-store.json`, holds password hashes and API keys, so it is created with
-/// mode 0600 and its directory with 0700. Each save writes a new file beside the old one
+/// The file, `chatcave-store.json`, holds password hashes and API key digests, so it is created
+/// with mode 0600 and its directory with 0700. Each save writes a new file beside the old one
 /// (created 0600, written, `fsync`ed), renames it over the old one and syncs the directory:
 /// a crash leaves the old file or the new one, never half of one, and the secrets are never
-/// readable by other users. Saves are serialized; a snapshot older than the last one written
-/// is skipped, so concurrent changes never roll the file back.
+/// readable by other users. ``ChatStore`` saves one change at a time and reports a failed save
+/// to the client.
 final class StorePersistence: Sendable {
     /// Why the data directory cannot be used.
     struct Failure: Error, CustomStringConvertible {
@@ -26,7 +25,6 @@ final class StorePersistence: Sendable {
     let directory: URL
     /// The data file.
     let fileURL: URL
-    private let lastWritten = Mutex<UInt64>(0)
 
     /// Uses `directory`, creating it (mode 0700) when missing.
     /// - Throws: ``Failure`` when it cannot be created or is not a directory.
@@ -53,8 +51,8 @@ final class StorePersistence: Sendable {
         guard FileManager.default.fileExists(atPath: fileURL.path) else { return nil }
         do {
             let snapshot = try JSONDecoder().decode(ChatStore.Snapshot.self, from: Data(contentsOf: fileURL))
-            guard snapshot.format == 1 else {
-                throw Failure(description: "\(fileURL.path) has format \(snapshot.format); this server reads format 1")
+            guard (1...ChatStore.Snapshot.currentFormat).contains(snapshot.format) else {
+                throw Failure(description: "\(fileURL.path) has format \(snapshot.format); this server reads formats 1 to \(ChatStore.Snapshot.currentFormat)")
             }
             return snapshot
         } catch let failure as Failure {
@@ -64,23 +62,19 @@ final class StorePersistence: Sendable {
         }
     }
 
-    /// Writes a snapshot unless a newer one was written already. Failures are reported on
-    /// standard error; the data stays in memory.
-    /// - Parameters:
-    ///   - snapshot: the data.
-    ///   - version: the store's version when the snapshot was taken.
-    func save(_ snapshot: ChatStore.Snapshot, version: UInt64) {
-        lastWritten.withLock { written in
-            guard version > written else { return }
-            do {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                try Self.writeAtomically(try encoder.encode(snapshot), to: fileURL.path, directory: directory.path)
-                written = version
-            } catch {
-                FileHandle.standardError.write(Data("chatcave: cannot save \(fileURL.path): \(error)\n".utf8))
-            }
+    /// Writes a snapshot, replacing the data file.
+    /// - Parameter snapshot: the data.
+    /// - Throws: ``Failure`` when it cannot be encoded or written; the old file is then intact.
+    func save(_ snapshot: ChatStore.Snapshot) throws {
+        let data: Data
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            data = try encoder.encode(snapshot)
+        } catch {
+            throw Failure(description: "cannot encode the data for \(fileURL.path): \(error)")
         }
+        try Self.writeAtomically(data, to: fileURL.path, directory: directory.path)
     }
 
     /// Writes `data` to a new file created with mode 0600, syncs it, renames it over `path`,

@@ -110,4 +110,27 @@ struct ServerAuthenticationTests {
         #expect(try other.object()["name"] as? String == "bob")
         #expect(try fixture.send("GET", "/users/nobody", headers: ServerFixture.magic(alice.key)).status == 404)
     }
+
+    @Test("L12 a form POST with Basic credentials and Sec-Fetch-Site: cross-site gets 403; the same without those fields still works")
+    func crossSiteRequests() throws {
+        let fixture = try ServerFixture()
+        _ = try fixture.signUp("alice", password: "pw")
+        let basic = ServerFixture.basic("alice", "pw")
+        let browserFields: [[(String, String)]] = [
+            [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")], [("Origin", "http://evil.example")],
+            [("Origin", "null")], [("Sec-Fetch-Site", "same-origin"), ("Origin", "http://127.0.0.1:1")],
+        ]
+        for fields in browserFields {
+            let response = try fixture.send("POST", "/rooms", auth: basic + fields, form: "room%5Bname%5D=Forged")
+            #expect(response.status == 403, "\(fields)")
+            #expect(response.errorText?.contains("may not change anything") == true, "\(response)")
+        }
+        let signUp = try fixture.send("POST", "/users", auth: [("Sec-Fetch-Site", "cross-site")], form: "user%5Bname%5D=eve&user%5Bpassword%5D=pw")
+        #expect(signUp.status == 403, "the open routes too")
+        #expect(try fixture.send("GET", "/rooms", headers: basic + [("Sec-Fetch-Site", "cross-site")]).array().isEmpty,
+                "reads are not refused, and nothing was created")
+        #expect(try fixture.send("POST", "/rooms", auth: basic, form: "room%5Bname%5D=Cli").status == 201)
+        let sameOrigin = [("Sec-Fetch-Site", "same-origin"), ("Origin", "http://127.0.0.1")]
+        #expect(try fixture.send("POST", "/rooms", auth: basic + sameOrigin, form: "room%5Bname%5D=Page").status == 201)
+    }
 }

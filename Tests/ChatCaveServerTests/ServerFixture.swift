@@ -6,8 +6,10 @@ import Foundation
 final class ServerFixture {
     let server: ChatCaveServer
 
-    init(dataDirectory: URL? = nil) throws {
-        server = try ChatCaveServer(port: 0, configuration: .init(dataDirectory: dataDirectory, passwordIterations: 1_000))
+    init(dataDirectory: URL? = nil, passwordIterations: Int = 1_000,
+         passwordLimits: ChatCaveServer.PasswordLimits = .init()) throws {
+        server = try ChatCaveServer(port: 0, configuration: .init(dataDirectory: dataDirectory, passwordIterations: passwordIterations,
+                                                                  passwordLimits: passwordLimits))
     }
 
     deinit {
@@ -48,6 +50,14 @@ final class ServerFixture {
         return id
     }
 
+    /// Signs a user up, creates a room and joins it; returns the user and the room's id.
+    func signUpInNewRoom(_ name: String, room: String) throws -> (user: (id: String, key: String), roomID: String) {
+        let user = try signUp(name)
+        let roomID = try createRoom(room, key: user.key)
+        try join(roomID, userID: user.id, key: user.key)
+        return (user, roomID)
+    }
+
     /// Joins a room as the key's owner.
     func join(_ roomID: String, userID: String, key: String) throws {
         let response = try send("PUT", "/rooms/\(roomID)/chatters/\(userID)", headers: Self.magic(key))
@@ -61,6 +71,11 @@ final class ServerFixture {
             throw RawHTTP.Failure(description: "posting failed: \(response)")
         }
         return id
+    }
+
+    /// Percent-encodes a form value (every byte but ASCII letters and digits).
+    static func formValue(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
     }
 
     static func magic(_ key: String) -> [(String, String)] {

@@ -44,6 +44,67 @@ struct ServerInputTests {
         _ = try fixture.signUp("alice")
     }
 
+    @Test("M5 message text with C0, C1, bidi or other format characters gets 406; newlines, tabs and emoji joiners pass")
+    func messageControlCharacters() throws {
+        let fixture = try ServerFixture()
+        let (alice, room) = try fixture.signUpInNewRoom("alice", room: "Lobby")
+        let refused = ["hello\u{1B}]0;owned\u{07}", "\u{1B}[2J", "fake\rline", "bell\u{07}", "nul\u{00}", "del\u{7F}",
+                       "next\u{85}line", "csi\u{9B}2J", "abc\u{202E}cba", "iso\u{2066}late", "mark\u{200F}", "zero\u{200B}width",
+                       "bom\u{FEFF}", "tag\u{E0041}", "line\u{2028}sep"]
+        for text in refused {
+            let response = try fixture.send("POST", "/rooms/\(room)/messages", auth: ServerFixture.magic(alice.key),
+                                            form: "message%5Btext%5D=" + ServerFixture.formValue(text))
+            #expect(response.status == 406, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(response.errorText?.contains("control or format characters") == true, "\(response)")
+        }
+        let accepted = ["two\nlines\tand a tab", "👩\u{200D}💻 at work"]
+        for text in accepted {
+            #expect(try fixture.post(ServerFixture.formValue(text), to: room, key: alice.key).isEmpty == false)
+        }
+        let texts = try fixture.send("GET", "/rooms/\(room)/messages", headers: ServerFixture.magic(alice.key)).array().compactMap { $0["text"] as? String }
+        #expect(texts == accepted)
+    }
+
+    @Test("M5 user and room names with control, bidi or format characters get 406")
+    func nameControlCharacters() throws {
+        let fixture = try ServerFixture()
+        let alice = try fixture.signUp("alice")
+        for name in ["al\u{202E}ecila", "a\u{1B}[31mb", "tab\tname", "c1\u{90}", "lr\u{200E}m", "word\u{2060}joiner", "bob\u{200B}"] {
+            let user = try fixture.send("POST", "/users", form: "user%5Bname%5D=\(ServerFixture.formValue(name))&user%5Bpassword%5D=pw")
+            #expect(user.status == 406, "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(user.errorText?.contains("User name must not contain control or format characters") == true, "\(user)")
+            let room = try fixture.send("POST", "/rooms", auth: ServerFixture.magic(alice.key), form: "room%5Bname%5D=" + ServerFixture.formValue(name))
+            #expect(room.status == 406)
+            #expect(room.errorText?.contains("Room name must not contain control or format characters") == true, "\(room)")
+        }
+        #expect(try fixture.send("GET", "/users", headers: ServerFixture.magic(alice.key)).array().count == 1)
+        #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).array().isEmpty)
+    }
+
+    @Test("I9 names are NFKC-normalised and unique case-insensitively: Alice after alice is a duplicate")
+    func nameNormalisation() throws {
+        let fixture = try ServerFixture()
+        let alice = try fixture.signUp("alice", password: "pw")
+        for variant in ["Alice", "ALICE", "ａｌｉｃｅ"] {
+            let duplicate = try fixture.send("POST", "/users", form: "user%5Bname%5D=\(ServerFixture.formValue(variant))&user%5Bpassword%5D=pw")
+            #expect(duplicate.status == 406, "\(variant)")
+            #expect(duplicate.errorText?.contains("already exists") == true, "\(duplicate)")
+        }
+        let ligature = try fixture.send("POST", "/users", form: "user%5Bname%5D=\(ServerFixture.formValue("ﬁona"))&user%5Bpassword%5D=pw")
+        #expect(ligature.status == 201)
+        #expect(try ligature.object()["name"] as? String == "fiona")
+        let signIn = try fixture.send("PUT", "/account", form: "user%5Bname%5D=Alice&user%5Bpassword%5D=pw")
+        #expect(signIn.status == 201, "the name is found whatever its case")
+        #expect(try signIn.object()["id"] as? String == alice.id)
+        _ = try fixture.createRoom("Lobby", key: alice.key)
+        for variant in ["lobby", "LOBBY", "Ｌｏｂｂｙ"] {
+            let duplicate = try fixture.send("POST", "/rooms", auth: ServerFixture.magic(alice.key), form: "room%5Bname%5D=" + ServerFixture.formValue(variant))
+            #expect(duplicate.status == 406, "\(variant)")
+            #expect(duplicate.errorText?.contains("already exists") == true, "\(duplicate)")
+        }
+        #expect(try fixture.send("GET", "/users", headers: ServerFixture.magic(alice.key)).array().map { $0["name"] as? String } == ["alice", "fiona"])
+    }
+
     @Test("a malformed request line gets 400, an oversized body 413, and other clients are still served")
     func malformedRequests() throws {
         let fixture = try ServerFixture()

@@ -30,6 +30,24 @@ struct ServerInternalTests {
         #expect(throws: APIError.self) { try Route.match(method: "GET", path: "/rooms/%E0%A4") }
     }
 
+    @Test("M4 failure counts: a name is locked out from any address, case variants share its count, memory stays bounded")
+    func throttle() throws {
+        let throttle = LoginThrottle(limits: .init(failuresAllowed: 2, lockout: .seconds(30), trackedKeys: 100))
+        let first = LoginThrottle.peerKey(addressBytes: [10, 0, 0, 1])
+        let second = LoginThrottle.peerKey(addressBytes: [10, 0, 0, 2])
+        throttle.recordFailure([first, LoginThrottle.nameKey("alice")])
+        throttle.recordFailure([second, LoginThrottle.nameKey("ALICE")])
+        #expect(throws: APIError.self) { try throttle.check([LoginThrottle.peerKey(addressBytes: [10, 0, 0, 3]), LoginThrottle.nameKey("Alice")]) }
+        try throttle.check([first, LoginThrottle.nameKey("bob")])
+        for index in 0..<10_000 {
+            throttle.recordFailure([LoginThrottle.nameKey("user\(index)"), LoginThrottle.nameKey("user\(index)")])
+        }
+        #expect(throttle.trackedCount <= 100)
+        #expect(throws: APIError.tooManyAttempts(retryAfter: 30)) { try throttle.check([LoginThrottle.nameKey("user9999")]) }
+        let sixtyFour = LoginThrottle.peerKey(addressBytes: [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1] + Array(repeating: 7, count: 8))
+        #expect(sixtyFour == LoginThrottle.peerKey(addressBytes: [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1] + Array(repeating: 9, count: 8)))
+    }
+
     @Test("timestamps: ISO 8601 in UTC with milliseconds")
     func timestamps() {
         #expect(ServerTimestamp.format(milliseconds: 0) == "1970-01-01T00:00:00.000Z")

@@ -59,6 +59,76 @@ struct ServerPersistenceTests {
         #expect(leftovers.isEmpty)
     }
 
+    @Test("L8 the data file does not contain the API key, and the key still authenticates after a restart")
+    func hashedKeys() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("chatcave-store.json")
+        var alice = (id: "", key: "")
+        do {
+            let fixture = try ServerFixture(dataDirectory: directory)
+            alice = try fixture.signUp("alice", password: "pw")
+            fixture.server.shutdown()
+        }
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(!text.contains(alice.key))
+        #expect(text.contains("apiKeyDigest"))
+        let restarted = try ServerFixture(dataDirectory: directory)
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).status == 200)
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic("not-\(alice.key)")).status == 401)
+        let signIn = try restarted.send("PUT", "/account", form: "user%5Bname%5D=alice&user%5Bpassword%5D=pw")
+        #expect(try signIn.object()["apiKey"] as? String == alice.key, "a key presented since the restart is returned again")
+        #expect(!(try String(contentsOf: file, encoding: .utf8)).contains(alice.key))
+    }
+
+    @Test("L8 a data file of format 1 with plain-text API keys is rewritten with digests on load, and the keys still work")
+    func plaintextKeysMigrated() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("chatcave-store.json")
+        let key = "0b6c1a1e-7d3f-4a51-9e0c-3f1f2a4b5c6d"
+        let old = #"{"format":1,"rooms":[],"users":[{"apiKey":"\#(key)","id":"u1","name":"alice","passwordHash":"pbkdf2-sha256$1000$AAAA$BBBB"}]}"#
+        try Data(old.utf8).write(to: file)
+        let fixture = try ServerFixture(dataDirectory: directory)
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(!text.contains(key))
+        #expect(text.contains(#""format":2"#))
+        let users = try fixture.send("GET", "/users", headers: ServerFixture.magic(key))
+        #expect(users.status == 200)
+        #expect(try users.array().first?["apiKey"] as? String == key)
+    }
+
+    @Test("L9 a change that cannot be saved gets 500 and is not made; once the disk works again, changes are saved")
+    func failedSave() throws {
+        let directory = Self.temporaryDirectory()
+        let moved = directory.appendingPathExtension("moved")
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: moved)
+        }
+        let fixture = try ServerFixture(dataDirectory: directory)
+        let alice = try fixture.signUp("alice")
+        let auth = ServerFixture.magic(alice.key)
+        // Tests run as root, so permissions would not stop the write: a file takes the directory's place.
+        try FileManager.default.moveItem(at: directory, to: moved)
+        try Data("not a directory".utf8).write(to: directory)
+        let refused = try fixture.send("POST", "/rooms", auth: auth, form: "room%5Bname%5D=Lost")
+        #expect(refused.status == 500)
+        #expect(refused.errorText == "The change could not be saved, so it was not made")
+        #expect(try fixture.send("GET", "/rooms", headers: auth).array().isEmpty)
+        #expect(try fixture.send("POST", "/users", form: "user%5Bname%5D=bob&user%5Bpassword%5D=pw").status == 500)
+        #expect(try fixture.send("GET", "/users", headers: auth).array().count == 1)
+        #expect(try fixture.send("DELETE", "/account", headers: auth).status == 500)
+        #expect(try fixture.send("GET", "/rooms", headers: auth).status == 200, "the key was not rotated")
+        try FileManager.default.removeItem(at: directory)
+        try FileManager.default.moveItem(at: moved, to: directory)
+        let room = try fixture.createRoom("Lost", key: alice.key)
+        fixture.server.shutdown()
+        let restarted = try ServerFixture(dataDirectory: directory)
+        #expect(try restarted.send("GET", "/rooms", headers: auth).array().map { $0["id"] as? String } == [room])
+    }
+
     @Test("an unreadable data file stops the server from starting instead of being overwritten")
     func corruptFile() throws {
         let directory = Self.temporaryDirectory()

@@ -116,9 +116,7 @@ struct ServerRouteTests {
     @Test("messages: 201 with Location; in order; since returns only later ones; unknown since returns all")
     func messages() throws {
         let fixture = try ServerFixture()
-        let alice = try fixture.signUp("alice")
-        let room = try fixture.createRoom("Lobby", key: alice.key)
-        try fixture.join(room, userID: alice.id, key: alice.key)
+        let (alice, room) = try fixture.signUpInNewRoom("alice", room: "Lobby")
         let auth = ServerFixture.magic(alice.key)
         let posted = try fixture.send("POST", "/rooms/\(room)/messages", auth: auth,
                                       form: "message%5Btext%5D=hello+there&message%5Bauthor%5D=mallory")
