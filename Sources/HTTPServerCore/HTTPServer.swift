@@ -18,6 +18,9 @@ import Synchronization
 ///   ``Configuration/maxBodyBytes``, `501` for an unsupported transfer coding;
 ///   after such an error the connection closes (with a short linger so the client
 ///   reads the answer);
+/// - a request with both `Transfer-Encoding` and `Content-Length`, a head with a line
+///   ending in a bare LF, and an HTTP/1.1 head without exactly one `Host` get `400` and the
+///   connection closes (no request smuggling: nothing after such a head is read);
 /// - a connection whose request head takes longer than
 ///   ``Configuration/headerTimeout`` is closed (slowloris), and so is a keep-alive
 ///   connection idle for ``Configuration/idleTimeout``;

@@ -109,6 +109,11 @@ extension HTTPServerConnection {
         head = parsedHead
         body = []
         responseStarted = false
+        // RFC 9112 §6.1: a proxy could frame such a request by the other field (smuggling).
+        if !parsedHead.values(for: "transfer-encoding").isEmpty, !parsedHead.values(for: "content-length").isEmpty {
+            sendError(status: 400, message: "a request with both Transfer-Encoding and Content-Length is refused")
+            return
+        }
         let framing: BodyFraming
         do {
             framing = try BodyFraming.forRequest(parsedHead)

@@ -8,10 +8,10 @@ struct RobustnessTests {
         "GARBAGE\r\n\r\n",
         "GET /\r\n\r\n",
         "GET / HTTP/2.0\r\n\r\n",
-        "GET / HTTP/1.1\r\nNo colon here\r\n\r\n",
-        "GET / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
-        "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
     ])
     func badRequest(request: String) throws {
         let server = try TestServer()
@@ -87,7 +87,7 @@ struct RobustnessTests {
         let kept = try TestClient(port: server.port)
         try kept.send("GET /echo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         #expect(try kept.readResponse().header("connection") == "keep-alive")
-        try kept.send("GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n")
+        try kept.send("GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try kept.readResponse().header("connection") == "close")
         #expect(kept.waitForClose())
     }
@@ -130,8 +130,8 @@ struct RobustnessTests {
             let client = try TestClient(port: server.port, timeout: 5)
             var bytes = (0..<Int.random(in: 1...3000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if round % 3 == 0 { bytes = Array("GET /".utf8) + bytes }
-            if round % 5 == 0 { bytes = Array("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + bytes }
-            if round % 7 == 0 { bytes = Array("GET /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n".utf8) + bytes }
+            if round % 5 == 0 { bytes = Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + bytes }
+            if round % 7 == 0 { bytes = Array("GET /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n".utf8) + bytes }
             try? client.send(bytes)
             clients.append(client)
             if round % 10 == 0 { #expect(try keeper.exchange("GET", "/echo").status == 200, "round \(round), \(generator.replayHint)") }
