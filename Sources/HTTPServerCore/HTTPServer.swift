@@ -148,11 +148,28 @@ public final class HTTPServer: Sendable {
 
     /// How many requests for `path` were handed to the handler.
     ///
-    /// - Parameter path: A path without query, for example `"/echo"`.
-    /// - Returns: The count; 0 for paths never requested.
+    /// Paths are counted one by one up to ``maxCountedPaths`` keys; requests for further
+    /// paths, and for paths over ``maxCountedPathBytes``, are counted under ``otherPathsKey``.
+    ///
+    /// - Parameter path: A path without query, for example `"/echo"`, or ``otherPathsKey``.
+    /// - Returns: The count; 0 for paths never requested (or counted under ``otherPathsKey``).
     public func requestCount(path: String) -> Int {
-        server.statistics.withLock { $0.perPath[path] ?? 0 }
+        server.statistics.withLock { $0.perPath.count(path) }
     }
+
+    /// How many keys the per-path request counts hold now (at most ``maxCountedPaths``).
+    public var countedPaths: Int {
+        server.statistics.withLock { $0.perPath.counts.count }
+    }
+
+    /// The most keys the per-path request counts hold, ``otherPathsKey`` included: 1,024.
+    public static let maxCountedPaths = 1024
+
+    /// The longest path, in UTF-8 bytes, that gets a count of its own: 1,024.
+    public static let maxCountedPathBytes = 1024
+
+    /// The key that counts the requests whose paths get no count of their own: `"(other)"`.
+    public static let otherPathsKey = "(other)"
 
     /// The event loops serving this server.
     public var eventLoops: [EventLoop] { group.loops }

@@ -12,7 +12,7 @@ final class ServerContext: Sendable {
         var accepted = 0
         var open = 0
         var total = 0
-        var perPath: [String: Int] = [:]
+        var perPath = PathCounts()
     }
 
     init(configuration: HTTPServer.Configuration, handler: @escaping HTTPServer.Handler) {
@@ -39,7 +39,7 @@ final class ServerContext: Sendable {
     func requestReceived(path: String) {
         statistics.withLock { stats in
             stats.total += 1
-            stats.perPath[path, default: 0] += 1
+            stats.perPath.record(path)
         }
     }
 }

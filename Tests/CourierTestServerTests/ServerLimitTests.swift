@@ -1,0 +1,45 @@
+import Foundation
+import HTTPServerCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Security review findings M3 and M4: what one peer can make the server core hold is bounded.
+@Suite("HTTPServerCore limits", .ownThread)
+struct ServerLimitTests {
+    /// A server that answers every request with an empty 404.
+    func notFoundServer(_ configuration: HTTPServer.Configuration = .init()) throws -> HTTPServer {
+        try HTTPServer(configuration: configuration) { _, responder in responder.respond(status: 404) }
+    }
+
+    @Test("M3 10,000 unique paths leave the per-path counts at or below the cap")
+    func perPathCountsBounded() throws {
+        let server = try notFoundServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port, timeout: 10)
+        let total = 10_000
+        let batch = 100
+        for start in stride(from: 0, to: total, by: batch) {
+            let wire = (start..<(start + batch)).map { "GET /unique/\($0)?q=1 HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
+            try client.send(wire)
+            for index in start..<(start + batch) {
+                #expect(try client.readResponse().status == 404, "request \(index)")
+            }
+        }
+        let longPath = "/" + String(repeating: "p", count: HTTPServer.maxCountedPathBytes)
+        #expect(try client.exchange("GET", longPath).status == 404)
+
+        #expect(server.totalRequests == total + 1)
+        #expect(server.countedPaths <= HTTPServer.maxCountedPaths, "\(server.countedPaths) keys")
+        let own = HTTPServer.maxCountedPaths - 1
+        #expect(server.requestCount(path: "/unique/0") == 1)
+        #expect(server.requestCount(path: "/unique/\(own - 1)") == 1)
+        #expect(server.requestCount(path: "/unique/\(own)") == 0, "counted under \(HTTPServer.otherPathsKey)")
+        #expect(server.requestCount(path: longPath) == 0)
+        #expect(server.requestCount(path: HTTPServer.otherPathsKey) == total + 1 - own)
+        // A path that already has a count keeps counting.
+        #expect(try client.exchange("GET", "/unique/0").status == 404)
+        #expect(server.requestCount(path: "/unique/0") == 2)
+    }
+}
