@@ -140,6 +140,9 @@ public final class TestServer: Sendable {
 
     /// How many requests were received for `path`.
     ///
+    /// Like ``HTTPServer/requestCount(path:)``: the first 1,023 distinct paths (of at most
+    /// 1 KiB) are counted one by one, every other request under `"(other)"`.
+    ///
     /// - Parameter path: A path without query, for example `"/echo"`.
     /// - Returns: The count; 0 for paths never requested.
     public func requestCount(path: String) -> Int {
