@@ -24,6 +24,8 @@ import Synchronization
 /// - a connection whose request head takes longer than
 ///   ``Configuration/headerTimeout`` is closed (slowloris), and so is a keep-alive
 ///   connection idle for ``Configuration/idleTimeout``;
+/// - at most ``Configuration/maxConnections`` connections are open at once; further ones
+///   are closed as soon as they are accepted;
 /// - a client that closes its side abandons its request: the connection closes and
 ///   the responder becomes a no-op.
 ///
@@ -144,6 +146,12 @@ public final class HTTPServer: Sendable {
     /// How many requests were handed to the handler, over all paths.
     public var totalRequests: Int {
         server.statistics.withLock { $0.total }
+    }
+
+    /// How many connections were closed at once because ``Configuration/maxConnections``
+    /// were already open.
+    public var connectionsRefused: Int {
+        server.statistics.withLock { $0.refused }
     }
 
     /// How many requests for `path` were handed to the handler.

@@ -42,4 +42,28 @@ struct ServerLimitTests {
         #expect(try client.exchange("GET", "/unique/0").status == 404)
         #expect(server.requestCount(path: "/unique/0") == 2)
     }
+
+    @Test("M4 connections over maxConnections are closed at once, and a freed place is served again")
+    func connectionCap() throws {
+        let server = try notFoundServer(.init(maxConnections: 2))
+        defer { server.shutdown() }
+        let first = try TestClient(port: server.port, timeout: 5)
+        let second = try TestClient(port: server.port, timeout: 5)
+        #expect(try first.exchange("GET", "/first").status == 404)
+        #expect(try second.exchange("GET", "/second").status == 404)
+
+        let refused = try TestClient(port: server.port, timeout: 5)
+        #expect(refused.waitForClose(), "the connection over the cap stays open")
+        #expect(refused.pending.isEmpty, "nothing is answered over the cap")
+        #expect(server.connectionsRefused == 1)
+        #expect(server.connectionsOpen == 2)
+        #expect(try first.exchange("GET", "/first").status == 404, "admitted connections keep being served")
+
+        shutdown(second.fd, Int32(SHUT_RDWR))
+        #expect(eventually { server.connectionsOpen == 1 })
+        let later = try TestClient(port: server.port, timeout: 5)
+        #expect(try later.exchange("GET", "/later").status == 404)
+        #expect(server.connectionsRefused == 1)
+        #expect(server.totalRequests == 4)
+    }
 }
