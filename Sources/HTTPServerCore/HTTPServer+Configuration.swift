@@ -13,6 +13,10 @@ extension HTTPServer {
         /// How long a keep-alive connection may sit idle between requests, and the
         /// longest pause while a request body arrives. Default: 60 seconds.
         public var idleTimeout: Duration
+        /// How long a whole request body may take to arrive, from the end of its head. A
+        /// body still incomplete then (or after a pause of ``idleTimeout``) gets
+        /// `408 Request Timeout` and the connection closes. Default: 30 seconds.
+        public var bodyTimeout: Duration
         /// The most connections open at once; a connection accepted over the cap is closed
         /// at once, before anything is read (see ``HTTPServer/connectionsRefused``).
         /// Default: 10,000.
@@ -50,6 +54,7 @@ extension HTTPServer {
         ///   - maxBodyBytes: Default 8 MiB.
         ///   - headerTimeout: Default 10 seconds.
         ///   - idleTimeout: Default 60 seconds.
+        ///   - bodyTimeout: Default 30 seconds.
         ///   - maxConnections: Default 10,000.
         ///   - lingerTimeout: Default 2 seconds.
         ///   - limits: Default `HTTP1Limits()`.
@@ -62,6 +67,7 @@ extension HTTPServer {
             maxBodyBytes: Int = 8 << 20,
             headerTimeout: Duration = .seconds(10),
             idleTimeout: Duration = .seconds(60),
+            bodyTimeout: Duration = .seconds(30),
             maxConnections: Int = 10_000,
             lingerTimeout: Duration = .seconds(2),
             limits: HTTP1Limits = HTTP1Limits(),
@@ -74,6 +80,7 @@ extension HTTPServer {
             self.maxBodyBytes = maxBodyBytes
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
+            self.bodyTimeout = bodyTimeout
             self.maxConnections = maxConnections
             self.lingerTimeout = lingerTimeout
             self.limits = limits

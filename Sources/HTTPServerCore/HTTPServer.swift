@@ -23,7 +23,8 @@ import Synchronization
 ///   connection closes (no request smuggling: nothing after such a head is read);
 /// - a connection whose request head takes longer than
 ///   ``Configuration/headerTimeout`` is closed (slowloris), and so is a keep-alive
-///   connection idle for ``Configuration/idleTimeout``;
+///   connection idle for ``Configuration/idleTimeout``; a request body that does not
+///   arrive whole within ``Configuration/bodyTimeout`` gets `408` and the connection closes;
 /// - at most ``Configuration/maxConnections`` connections are open at once; further ones
 ///   are closed as soon as they are accepted;
 /// - a client that closes its side abandons its request: the connection closes and

@@ -121,7 +121,11 @@ struct RobustnessTests {
 
     @Test("random bytes never crash the server; other connections keep being served")
     func fuzz() throws {
-        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200)))
+        // Every way a connection can be left waiting ends well within the clients' 5 s wait: a
+        // partial head, a body left half sent (seed 0x7, see halfSentBodyTimesOut) and a complete
+        // request on an idle keep-alive connection (seed 0xc).
+        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200), idleTimeout: .seconds(1),
+                                                        bodyTimeout: .milliseconds(500)))
         defer { server.shutdown() }
         var generator = SeededRandom.forTest()
         let keeper = try TestClient(port: server.port)
@@ -136,11 +140,38 @@ struct RobustnessTests {
             clients.append(client)
             if round % 10 == 0 { #expect(try keeper.exchange("GET", "/echo").status == 200, "round \(round), \(generator.replayHint)") }
         }
+        #expect(try keeper.exchange("GET", "/echo").status == 200, "\(generator.replayHint)")
         // Whatever each connection got, the server answers or closes it; none stays open.
         let open = clients.indices.filter { !clients[$0].waitForClose() }
         #expect(open.isEmpty, "rounds \(open) still open, \(generator.replayHint)")
-        #expect(try keeper.exchange("GET", "/echo").status == 200, "\(generator.replayHint)")
         #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200, "\(generator.replayHint)")
-        #expect(eventually { server.connectionsOpen == 1 }, "\(server.connectionsOpen) open, \(generator.replayHint)")
+        // The keeper, idle since, ends by the idle timeout like every other connection.
+        #expect(eventually { server.connectionsOpen == 0 }, "\(server.connectionsOpen) open, \(generator.replayHint)")
+    }
+
+    /// The input that made "random bytes never crash the server" fail 1 run in 12 (issue 22):
+    /// seed 0x7, round 14, a head announcing 10 body bytes followed by only these 6. The server
+    /// bounded each pause by the 60 s idle timeout, so the connection outlived the test's wait.
+    static let halfSentBody: [UInt8] = [0x17, 0x23, 0x69, 0xAF, 0xB4, 0x06]
+
+    @Test("a body the client leaves half sent gets 408 after bodyTimeout instead of holding the connection (fuzz seed 0x7)")
+    func halfSentBodyTimesOut() throws {
+        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200), bodyTimeout: .milliseconds(500)))
+        defer { server.shutdown() }
+        // The exact fuzz input has no Host: it now gets 400 at once (M2)...
+        let exact = try TestClient(port: server.port, timeout: 5)
+        try exact.send(Array("GET /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n".utf8) + Self.halfSentBody)
+        #expect(try exact.readResponse().status == 400)
+        #expect(exact.waitForClose())
+        // ...and with a Host line it reaches the body, which never completes.
+        let withHost = try TestClient(port: server.port, timeout: 5)
+        let started = Date()
+        try withHost.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n".utf8) + Self.halfSentBody)
+        let response = try withHost.readResponse()
+        #expect(response.status == 408)
+        #expect(withHost.waitForClose())
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(server.totalRequests == 0)
+        #expect(eventually { server.connectionsOpen == 0 })
     }
 }

@@ -66,4 +66,38 @@ struct ServerLimitTests {
         #expect(server.connectionsRefused == 1)
         #expect(server.totalRequests == 4)
     }
+
+    @Test("M4 a request body that does not arrive whole within bodyTimeout gets 408 and the connection closes")
+    func bodyDeadline() throws {
+        // Pauses of 20 ms are far below the idle timeout: only the overall body deadline can end this.
+        let server = try notFoundServer(.init(idleTimeout: .seconds(10), bodyTimeout: .milliseconds(300)))
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port, timeout: 5)
+        let started = Date()
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+        var sent = 0
+        while sent < 1000, Date().timeIntervalSince(started) < 5 {
+            var probe: UInt8 = 0
+            if recv(client.fd, &probe, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) >= 0 { break }  // answered or closed
+            if (try? client.send([0x61])) == nil { break }
+            sent += 1
+            usleep(20_000)
+        }
+        let response = try client.readResponse()
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(response.status == 408)
+        #expect(response.header("connection") == "close")
+        #expect(client.waitForClose())
+        #expect(sent < 1000, "the whole body trickled through")
+        #expect(elapsed >= 0.29 && elapsed < 2, "answered after \(elapsed) s")
+        #expect(server.totalRequests == 0)
+        #expect(eventually { server.connectionsOpen == 0 })
+    }
+
+    @Test("M4 the server core's defaults bound connections and body time")
+    func defaults() {
+        let configuration = HTTPServer.Configuration()
+        #expect(configuration.maxConnections == 10_000)
+        #expect(configuration.bodyTimeout == .seconds(30))
+    }
 }
