@@ -7,8 +7,12 @@
 /// Accepted syntax (RFC 9112 §3, §5):
 /// - `method SP request-target SP HTTP/1.x`: the method is a token, single spaces, the
 ///   target is non-empty without whitespace or control bytes, the version is `HTTP/1.` DIGIT.
-/// - Lines end with CRLF; a bare LF is also accepted as a line end (RFC 9112 §2.2), a bare CR
-///   is not. Empty lines before the request line are skipped (they count toward the limit).
+/// - Every line ends with CRLF: a bare LF (which RFC 9112 §2.2 lets a recipient accept) is
+///   refused, as is a bare CR, so that the server never frames a request differently from a
+///   proxy in front of it. Empty lines before the request line are skipped (they count toward
+///   the limit).
+/// - An HTTP/1.1 (or later) request has exactly one `Host` field (RFC 9112 §3.2); HTTP/1.0
+///   requests may have none.
 /// - Field rules as in `ResponseHeadParser`.
 public struct RequestHeadParser: Sendable {
     private var accumulator: HeadAccumulator
@@ -18,7 +22,7 @@ public struct RequestHeadParser: Sendable {
     public init(limits: HTTP1Limits = HTTP1Limits()) {
         accumulator = HeadAccumulator(
             maxBytes: limits.maxHeadBytes, maxLines: limits.maxFieldCount &+ 1,
-            skipLeadingEmptyLines: true, strictCRLF: false,
+            skipLeadingEmptyLines: true, strictCRLF: true,
             tooLarge: .headTooLarge, bareLineFeed: .invalidRequestLine)
     }
 
@@ -26,7 +30,8 @@ public struct RequestHeadParser: Sendable {
     /// - Parameter bytes: The next bytes of the connection.
     /// - Returns: `nil` when the head is not complete yet (every byte was taken and kept);
     ///   otherwise the head and how many bytes of *this* buffer belonged to it.
-    /// - Throws: `HTTP1Error` `.invalidRequestLine`, `.invalidHeaderField`,
+    /// - Throws: `HTTP1Error` `.invalidRequestLine` (also for a line ending in a bare LF),
+    ///   `.invalidHeaderField` (also for an HTTP/1.1 request without exactly one `Host`),
     ///   `.obsoleteLineFolding`, `.headTooLarge` (as soon as the limit is passed, before the
     ///   head ends) or `.tooManyFields`. After an error the parser is reset.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTP1Error) -> (head: HTTPRequestHead, consumed: Int)? {
@@ -47,7 +52,17 @@ public struct RequestHeadParser: Sendable {
         }
         var head = try parseRequestLine(line)
         head.fields = try FieldLineParser.parseFields(&cursor, capacity: lines &- 1)
+        try checkHost(head)
         return head
+    }
+
+    /// Requires exactly one `Host` field in an HTTP/1.1 (or later) request (RFC 9112 §3.2).
+    static func checkHost(_ head: HTTPRequestHead) throws(HTTP1Error) {
+        guard head.version.persistsByDefault else { return }
+        let count = head.fields.reduce(0) { HTTPSyntax.name($1.name, is: "host") ? $0 &+ 1 : $0 }
+        guard count == 1 else {
+            throw HTTP1Error.invalidHeaderField.with("an \(head.version) request needs exactly one Host field, not \(count)")
+        }
     }
 
     /// Parses `method SP target SP HTTP/1.x`.

@@ -9,6 +9,9 @@ extension TestServer {
         public var headerTimeout: Duration
         /// How long an idle keep-alive connection is kept. Default: 60 seconds.
         public var idleTimeout: Duration
+        /// How long a whole request body may take to arrive; a slower one gets `408` and the
+        /// connection closes. Default: 30 seconds.
+        public var bodyTimeout: Duration
         /// The largest request body accepted; larger ones get `413`. Default: 8 MiB.
         public var maxBodyBytes: Int
         /// The largest request head accepted; larger ones get `431`. Default: 64 KiB.
@@ -24,6 +27,7 @@ extension TestServer {
         ///   - closeBeforeReading: Default `false`.
         ///   - headerTimeout: Default 10 seconds.
         ///   - idleTimeout: Default 60 seconds.
+        ///   - bodyTimeout: Default 30 seconds.
         ///   - maxBodyBytes: Default 8 MiB.
         ///   - maxHeadBytes: Default 64 KiB.
         ///   - maxHeaderFields: Default 100.
@@ -32,6 +36,7 @@ extension TestServer {
             closeBeforeReading: Bool = false,
             headerTimeout: Duration = .seconds(10),
             idleTimeout: Duration = .seconds(60),
+            bodyTimeout: Duration = .seconds(30),
             maxBodyBytes: Int = 8 << 20,
             maxHeadBytes: Int = 65_536,
             maxHeaderFields: Int = 100,
@@ -40,6 +45,7 @@ extension TestServer {
             self.closeBeforeReading = closeBeforeReading
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
+            self.bodyTimeout = bodyTimeout
             self.maxBodyBytes = maxBodyBytes
             self.maxHeadBytes = maxHeadBytes
             self.maxHeaderFields = maxHeaderFields

@@ -56,7 +56,8 @@ import HTTPServerCore
 /// Malformed request heads get `400`, heads over ``Configuration/maxHeadBytes`` or
 /// ``Configuration/maxHeaderFields`` get `431`, bodies over
 /// ``Configuration/maxBodyBytes`` get `413`; connections that do not send a
-/// complete head within ``Configuration/headerTimeout`` are closed.
+/// complete head within ``Configuration/headerTimeout`` are closed, and a body that does
+/// not arrive whole within ``Configuration/bodyTimeout`` gets `408`.
 public final class TestServer: Sendable {
     /// A custom route's handler: called on the server's event loop with each request.
     /// Keep it quick; use ``Reply/delayed(_:_:)`` or script pauses instead of sleeping.
@@ -84,6 +85,7 @@ public final class TestServer: Sendable {
             maxBodyBytes: configuration.maxBodyBytes,
             headerTimeout: configuration.headerTimeout,
             idleTimeout: configuration.idleTimeout,
+            bodyTimeout: configuration.bodyTimeout,
             limits: limits,
             eventLoopCount: configuration.eventLoopCount,
             closeConnectionsOnAccept: configuration.closeBeforeReading
@@ -139,6 +141,9 @@ public final class TestServer: Sendable {
     public var totalRequests: Int { server.totalRequests }
 
     /// How many requests were received for `path`.
+    ///
+    /// Like ``HTTPServer/requestCount(path:)``: the first 1,023 distinct paths (of at most
+    /// 1 KiB) are counted one by one, every other request under `"(other)"`.
     ///
     /// - Parameter path: A path without query, for example `"/echo"`.
     /// - Returns: The count; 0 for paths never requested.

@@ -13,6 +13,14 @@ extension HTTPServer {
         /// How long a keep-alive connection may sit idle between requests, and the
         /// longest pause while a request body arrives. Default: 60 seconds.
         public var idleTimeout: Duration
+        /// How long a whole request body may take to arrive, from the end of its head. A
+        /// body still incomplete then (or after a pause of ``idleTimeout``) gets
+        /// `408 Request Timeout` and the connection closes. Default: 30 seconds.
+        public var bodyTimeout: Duration
+        /// The most connections open at once; a connection accepted over the cap is closed
+        /// at once, before anything is read (see ``HTTPServer/connectionsRefused``).
+        /// Default: 10,000.
+        public var maxConnections: Int
         /// After an error response (400, 413, 431...) the server shuts down its sending
         /// side and keeps reading and discarding for at most this long before closing, so
         /// the client sees the response instead of a reset. Default: 2 seconds.
@@ -46,6 +54,8 @@ extension HTTPServer {
         ///   - maxBodyBytes: Default 8 MiB.
         ///   - headerTimeout: Default 10 seconds.
         ///   - idleTimeout: Default 60 seconds.
+        ///   - bodyTimeout: Default 30 seconds.
+        ///   - maxConnections: Default 10,000.
         ///   - lingerTimeout: Default 2 seconds.
         ///   - limits: Default `HTTP1Limits()`.
         ///   - eventLoopCount: Default 1.
@@ -57,6 +67,8 @@ extension HTTPServer {
             maxBodyBytes: Int = 8 << 20,
             headerTimeout: Duration = .seconds(10),
             idleTimeout: Duration = .seconds(60),
+            bodyTimeout: Duration = .seconds(30),
+            maxConnections: Int = 10_000,
             lingerTimeout: Duration = .seconds(2),
             limits: HTTP1Limits = HTTP1Limits(),
             eventLoopCount: Int = 1,
@@ -68,6 +80,8 @@ extension HTTPServer {
             self.maxBodyBytes = maxBodyBytes
             self.headerTimeout = headerTimeout
             self.idleTimeout = idleTimeout
+            self.bodyTimeout = bodyTimeout
+            self.maxConnections = maxConnections
             self.lingerTimeout = lingerTimeout
             self.limits = limits
             self.eventLoopCount = eventLoopCount

@@ -18,9 +18,15 @@ import Synchronization
 ///   ``Configuration/maxBodyBytes``, `501` for an unsupported transfer coding;
 ///   after such an error the connection closes (with a short linger so the client
 ///   reads the answer);
+/// - a request with both `Transfer-Encoding` and `Content-Length`, a head with a line
+///   ending in a bare LF, and an HTTP/1.1 head without exactly one `Host` get `400` and the
+///   connection closes (no request smuggling: nothing after such a head is read);
 /// - a connection whose request head takes longer than
 ///   ``Configuration/headerTimeout`` is closed (slowloris), and so is a keep-alive
-///   connection idle for ``Configuration/idleTimeout``;
+///   connection idle for ``Configuration/idleTimeout``; a request body that does not
+///   arrive whole within ``Configuration/bodyTimeout`` gets `408` and the connection closes;
+/// - at most ``Configuration/maxConnections`` connections are open at once; further ones
+///   are closed as soon as they are accepted;
 /// - a client that closes its side abandons its request: the connection closes and
 ///   the responder becomes a no-op.
 ///
@@ -143,13 +149,36 @@ public final class HTTPServer: Sendable {
         server.statistics.withLock { $0.total }
     }
 
+    /// How many connections were closed at once because ``Configuration/maxConnections``
+    /// were already open.
+    public var connectionsRefused: Int {
+        server.statistics.withLock { $0.refused }
+    }
+
     /// How many requests for `path` were handed to the handler.
     ///
-    /// - Parameter path: A path without query, for example `"/echo"`.
-    /// - Returns: The count; 0 for paths never requested.
+    /// Paths are counted one by one up to ``maxCountedPaths`` keys; requests for further
+    /// paths, and for paths over ``maxCountedPathBytes``, are counted under ``otherPathsKey``.
+    ///
+    /// - Parameter path: A path without query, for example `"/echo"`, or ``otherPathsKey``.
+    /// - Returns: The count; 0 for paths never requested (or counted under ``otherPathsKey``).
     public func requestCount(path: String) -> Int {
-        server.statistics.withLock { $0.perPath[path] ?? 0 }
+        server.statistics.withLock { $0.perPath.count(path) }
     }
+
+    /// How many keys the per-path request counts hold now (at most ``maxCountedPaths``).
+    public var countedPaths: Int {
+        server.statistics.withLock { $0.perPath.counts.count }
+    }
+
+    /// The most keys the per-path request counts hold, ``otherPathsKey`` included: 1,024.
+    public static let maxCountedPaths = 1024
+
+    /// The longest path, in UTF-8 bytes, that gets a count of its own: 1,024.
+    public static let maxCountedPathBytes = 1024
+
+    /// The key that counts the requests whose paths get no count of their own: `"(other)"`.
+    public static let otherPathsKey = "(other)"
 
     /// The event loops serving this server.
     public var eventLoops: [EventLoop] { group.loops }

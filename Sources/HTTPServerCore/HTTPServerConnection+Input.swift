@@ -86,7 +86,7 @@ extension HTTPServerConnection {
                     if result.isComplete {
                         dispatch()
                     } else if result.consumed == rest.count {
-                        setDeadline(after: configuration.idleTimeout)
+                        extendBodyDeadline()
                     }
                 } catch is BodyTooLarge {
                     sendError(status: 413, message: "request body larger than \(limit) bytes")
@@ -109,6 +109,11 @@ extension HTTPServerConnection {
         head = parsedHead
         body = []
         responseStarted = false
+        // RFC 9112 §6.1: a proxy could frame such a request by the other field (smuggling).
+        if !parsedHead.values(for: "transfer-encoding").isEmpty, !parsedHead.values(for: "content-length").isEmpty {
+            sendError(status: 400, message: "a request with both Transfer-Encoding and Content-Length is refused")
+            return
+        }
         let framing: BodyFraming
         do {
             framing = try BodyFraming.forRequest(parsedHead)
@@ -134,7 +139,7 @@ extension HTTPServerConnection {
     private func startBody(_ framing: BodyFraming) {
         decoder = BodyDecoder(framing: framing, limits: configuration.limits)
         phase = .readingBody
-        setDeadline(after: configuration.idleTimeout)
+        startBodyDeadline()
         if let head, head.version == .http1_1,
            head.value(for: "expect")?.lowercased() == "100-continue" {
             outbound.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)

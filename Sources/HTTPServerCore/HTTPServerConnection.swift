@@ -60,6 +60,8 @@ final class HTTPServerConnection {
 
     /// When the connection times out, on the monotonic clock; `nil` while a handler runs.
     var deadline: UInt64?
+    /// When the body being read must be complete (``HTTPServer/Configuration/bodyTimeout``).
+    var bodyDeadline: UInt64 = 0
     var timer: EventLoop.Timer?
 
     init(socket: Socket, number: Int, remote: SocketAddress?, context: LoopContext) {
@@ -128,7 +130,21 @@ final class HTTPServerConnection {
 
     /// Registers the timeout: the connection closes `delay` from now unless the deadline moves.
     func setDeadline(after delay: Duration) {
-        let when = EventLoop.now() &+ nanoseconds(delay)
+        setDeadline(at: EventLoop.now() &+ nanoseconds(delay))
+    }
+
+    /// A body starts: it must be complete within the body timeout.
+    func startBodyDeadline() {
+        bodyDeadline = EventLoop.now() &+ nanoseconds(configuration.bodyTimeout)
+        extendBodyDeadline()
+    }
+
+    /// Body bytes arrived: the next may take up to the idle timeout, but never past the body deadline.
+    func extendBodyDeadline() {
+        setDeadline(at: min(EventLoop.now() &+ nanoseconds(configuration.idleTimeout), bodyDeadline))
+    }
+
+    private func setDeadline(at when: UInt64) {
         deadline = when
         if let timer, timer.isPending, timer.deadline <= when { return }
         timer?.cancel()
@@ -160,6 +176,8 @@ final class HTTPServerConnection {
         switch phase {
         case .readingHead where headStarted:
             sendError(status: 408, message: "request head not received in time")
+        case .readingBody:
+            sendError(status: 408, message: "request body not received in time")
         default:
             close()
         }

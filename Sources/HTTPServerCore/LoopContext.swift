@@ -34,7 +34,7 @@ final class LoopContext {
     /// Takes over an accepted socket: creates its connection and starts reading.
     func adopt(_ socket: Socket, number: Int, remote: SocketAddress?) {
         if server.isShuttingDown.load(ordering: .acquiring) {
-            socket.close()
+            refuse(socket)
             return
         }
         let connection = HTTPServerConnection(socket: socket, number: number, remote: remote, context: self)
@@ -44,12 +44,17 @@ final class LoopContext {
                 connection.handle(readiness)
             }
         } catch {
-            socket.close()
+            refuse(socket)
             return
         }
         connections[ObjectIdentifier(connection)] = connection
-        server.connectionOpened()
         connection.start()
+    }
+
+    /// Closes an admitted socket that gets no connection, releasing its place.
+    private func refuse(_ socket: Socket) {
+        socket.close()
+        server.connectionClosed()
     }
 
     func remove(_ connection: HTTPServerConnection) {
@@ -80,9 +85,13 @@ final class LoopContext {
                 return
             }
             guard case .accepted(let socket, let remote) = result else { return }
-            let number = server.connectionAccepted()
-            if server.configuration.closeConnectionsOnAccept {
+            // Over maxConnections, the new connection is closed before anything is read.
+            guard let number = server.admitConnection() else {
                 socket.close()
+                continue
+            }
+            if server.configuration.closeConnectionsOnAccept {
+                refuse(socket)
                 continue
             }
             try? socket.setNoDelay()
@@ -92,7 +101,7 @@ final class LoopContext {
                 adopt(socket, number: number, remote: remote)
             } else {
                 let accepted = contexts[index].run { $0.adopt(socket, number: number, remote: remote) }
-                if !accepted { socket.close() }
+                if !accepted { refuse(socket) }
             }
         }
     }

@@ -11,8 +11,9 @@ final class ServerContext: Sendable {
     struct Statistics {
         var accepted = 0
         var open = 0
+        var refused = 0
         var total = 0
-        var perPath: [String: Int] = [:]
+        var perPath = PathCounts()
     }
 
     init(configuration: HTTPServer.Configuration, handler: @escaping HTTPServer.Handler) {
@@ -20,18 +21,22 @@ final class ServerContext: Sendable {
         self.handler = handler
     }
 
-    /// Counts an accepted connection and returns its 1-based number.
-    func connectionAccepted() -> Int {
+    /// Admits an accepted connection under ``HTTPServer/Configuration/maxConnections``: counts it
+    /// as open and returns its 1-based number, or counts it as refused and returns `nil` when
+    /// the server already holds the maximum. An admitted connection ends with `connectionClosed()`.
+    func admitConnection() -> Int? {
         statistics.withLock { stats in
+            guard stats.open < configuration.maxConnections else {
+                stats.refused += 1
+                return nil
+            }
+            stats.open += 1
             stats.accepted += 1
             return stats.accepted
         }
     }
 
-    func connectionOpened() {
-        statistics.withLock { $0.open += 1 }
-    }
-
+    /// Releases the place of an admitted connection.
     func connectionClosed() {
         statistics.withLock { $0.open -= 1 }
     }
@@ -39,7 +44,7 @@ final class ServerContext: Sendable {
     func requestReceived(path: String) {
         statistics.withLock { stats in
             stats.total += 1
-            stats.perPath[path, default: 0] += 1
+            stats.perPath.record(path)
         }
     }
 }

@@ -35,7 +35,7 @@ struct RequestHeadParserTests {
         ("PROPFIND /dav HTTP/1.1", "PROPFIND", "/dav"),
     ])
     func targetForms(line: String, method: String, target: String) throws {
-        let head = try #require(try Wire.parseRequest(Wire.bytes(line + "\r\n\r\n"))).0
+        let head = try #require(try Wire.parseRequest(Wire.bytes(line + "\r\nHost: a\r\n\r\n"))).0
         #expect(head.method == method)
         #expect(head.target == target)
     }
@@ -79,7 +79,7 @@ struct RequestHeadParserTests {
 
     @Test("empty lines before the request line are skipped (RFC 9112 §2.2)")
     func leadingEmptyLines() throws {
-        let bytes = Wire.bytes("\r\nGET / HTTP/1.1\r\n\r\n")
+        let bytes = Wire.bytes("\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n")
         let head = try #require(try Wire.parseRequest(bytes, step: 1))
         #expect(head.0.method == "GET")
         #expect(head.1 == bytes.count)
@@ -98,7 +98,7 @@ struct RequestHeadParserTests {
 
     @Test("pipelined requests parse one after another")
     func pipelined() throws {
-        let bytes = Wire.bytes("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+        let bytes = Wire.bytes("GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
         var parser = RequestHeadParser()
         var targets: [String] = []
         try bytes.withUnsafeBytes { buffer in
@@ -109,5 +109,36 @@ struct RequestHeadParserTests {
             }
         }
         #expect(targets == ["/a", "/b"])
+    }
+
+    @Test("M2 a request line or field line ending in a bare LF is refused", arguments: [
+        "GET / HTTP/1.1\nHost: a\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\n\n",
+        "\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    ])
+    func bareLineFeed(text: String) {
+        for step in [1, Int.max] {
+            #expect(throws: HTTP1Error.invalidRequestLine, "step \(step)") {
+                try Wire.parseRequest(Wire.bytes(text), step: step)
+            }
+        }
+    }
+
+    @Test("M2 an HTTP/1.1 request needs exactly one Host field; HTTP/1.0 may have none", arguments: [
+        ("GET / HTTP/1.1\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nX-Host: a\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nHOST: a\r\n\r\n", true),
+        ("GET / HTTP/1.0\r\n\r\n", true),
+        ("GET / HTTP/1.0\r\nHost: a\r\n\r\n", true),
+    ])
+    func hostField(text: String, accepted: Bool) throws {
+        if accepted {
+            #expect(try Wire.parseRequest(Wire.bytes(text)) != nil)
+        } else {
+            #expect(throws: HTTP1Error.invalidHeaderField) { try Wire.parseRequest(Wire.bytes(text)) }
+        }
     }
 }

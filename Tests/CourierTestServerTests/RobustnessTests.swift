@@ -8,10 +8,10 @@ struct RobustnessTests {
         "GARBAGE\r\n\r\n",
         "GET /\r\n\r\n",
         "GET / HTTP/2.0\r\n\r\n",
-        "GET / HTTP/1.1\r\nNo colon here\r\n\r\n",
-        "GET / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
-        "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
     ])
     func badRequest(request: String) throws {
         let server = try TestServer()
@@ -87,7 +87,7 @@ struct RobustnessTests {
         let kept = try TestClient(port: server.port)
         try kept.send("GET /echo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         #expect(try kept.readResponse().header("connection") == "keep-alive")
-        try kept.send("GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n")
+        try kept.send("GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try kept.readResponse().header("connection") == "close")
         #expect(kept.waitForClose())
     }
@@ -121,25 +121,57 @@ struct RobustnessTests {
 
     @Test("random bytes never crash the server; other connections keep being served")
     func fuzz() throws {
-        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200)))
+        // Every way a connection can be left waiting ends well within the clients' 5 s wait: a
+        // partial head, a body left half sent (seed 0x7, see halfSentBodyTimesOut) and a complete
+        // request on an idle keep-alive connection (seed 0xc).
+        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200), idleTimeout: .seconds(1),
+                                                        bodyTimeout: .milliseconds(500)))
         defer { server.shutdown() }
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         let keeper = try TestClient(port: server.port)
         var clients: [TestClient] = []
         for round in 0..<100 {
             let client = try TestClient(port: server.port, timeout: 5)
             var bytes = (0..<Int.random(in: 1...3000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if round % 3 == 0 { bytes = Array("GET /".utf8) + bytes }
-            if round % 5 == 0 { bytes = Array("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + bytes }
-            if round % 7 == 0 { bytes = Array("GET /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n".utf8) + bytes }
+            if round % 5 == 0 { bytes = Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + bytes }
+            if round % 7 == 0 { bytes = Array("GET /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n".utf8) + bytes }
             try? client.send(bytes)
             clients.append(client)
-            if round % 10 == 0 { #expect(try keeper.exchange("GET", "/echo").status == 200) }
+            if round % 10 == 0 { #expect(try keeper.exchange("GET", "/echo").status == 200, "round \(round), \(generator.replayHint)") }
         }
+        #expect(try keeper.exchange("GET", "/echo").status == 200, "\(generator.replayHint)")
         // Whatever each connection got, the server answers or closes it; none stays open.
-        #expect(clients.allSatisfy { $0.waitForClose() })
-        #expect(try keeper.exchange("GET", "/echo").status == 200)
-        #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200)
-        #expect(eventually { server.connectionsOpen == 1 })
+        let open = clients.indices.filter { !clients[$0].waitForClose() }
+        #expect(open.isEmpty, "rounds \(open) still open, \(generator.replayHint)")
+        #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200, "\(generator.replayHint)")
+        // The keeper, idle since, ends by the idle timeout like every other connection.
+        #expect(eventually { server.connectionsOpen == 0 }, "\(server.connectionsOpen) open, \(generator.replayHint)")
+    }
+
+    /// The input that made "random bytes never crash the server" fail 1 run in 12 (issue 22):
+    /// seed 0x7, round 14, a head announcing 10 body bytes followed by only these 6. The server
+    /// bounded each pause by the 60 s idle timeout, so the connection outlived the test's wait.
+    static let halfSentBody: [UInt8] = [0x17, 0x23, 0x69, 0xAF, 0xB4, 0x06]
+
+    @Test("a body the client leaves half sent gets 408 after bodyTimeout instead of holding the connection (fuzz seed 0x7)")
+    func halfSentBodyTimesOut() throws {
+        let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(200), bodyTimeout: .milliseconds(500)))
+        defer { server.shutdown() }
+        // The exact fuzz input has no Host: it now gets 400 at once (M2)...
+        let exact = try TestClient(port: server.port, timeout: 5)
+        try exact.send(Array("GET /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n".utf8) + Self.halfSentBody)
+        #expect(try exact.readResponse().status == 400)
+        #expect(exact.waitForClose())
+        // ...and with a Host line it reaches the body, which never completes.
+        let withHost = try TestClient(port: server.port, timeout: 5)
+        let started = Date()
+        try withHost.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n".utf8) + Self.halfSentBody)
+        let response = try withHost.readResponse()
+        #expect(response.status == 408)
+        #expect(withHost.waitForClose())
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(server.totalRequests == 0)
+        #expect(eventually { server.connectionsOpen == 0 })
     }
 }

@@ -26,12 +26,12 @@ struct ServerCaseTests {
         ("space before colon", "GET / HTTP/1.1\r\nHost : x\r\n\r\n"),
         ("NUL in a value", "GET / HTTP/1.1\r\nHost: a\u{00}b\r\n\r\n"),
         ("obs-fold", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  folded\r\n\r\n"),
-        ("first field folded", "GET / HTTP/1.1\r\n X-A: a\r\n\r\n"),
-        ("two lengths", "POST /echo HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
-        ("negative length", "POST /echo HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
-        ("rubbish length", "POST /echo HTTP/1.1\r\nContent-Length: 12abc\r\n\r\n"),
-        ("non-hex chunk size", "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-        ("chunk without CRLF", "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX0\r\n\r\n"),
+        ("first field folded", "GET / HTTP/1.1\r\n X-A: a\r\nHost: x\r\n\r\n"),
+        ("two lengths", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
+        ("negative length", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"),
+        ("rubbish length", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n"),
+        ("non-hex chunk size", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        ("chunk without CRLF", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX0\r\n\r\n"),
     ]
 
     @Test("S1 malformed request lines and heads get 400, and the server keeps serving")
@@ -63,9 +63,9 @@ struct ServerCaseTests {
         let cases: [(String, String)] = [
             ("one large field", "GET /echo HTTP/1.1\r\nHost: x\r\nX-Big: \(padding)\r\n\r\n"),
             ("a long request line", "GET /\(padding) HTTP/1.1\r\nHost: x\r\n\r\n"),
-            ("too many fields", "GET /echo HTTP/1.1\r\n" + (0..<20).map { "X-\($0): v\r\n" }.joined() + "\r\n"),
+            ("too many fields", "GET /echo HTTP/1.1\r\nHost: x\r\n" + (0..<20).map { "X-\($0): v\r\n" }.joined() + "\r\n"),
             // The head never ends: the server must not wait for its end to refuse it.
-            ("an endless head", "GET /echo HTTP/1.1\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 400)),
+            ("an endless head", "GET /echo HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 400)),
         ]
         for (what, request) in cases {
             let client = try TestClient(port: server.port, timeout: 5)
@@ -188,9 +188,9 @@ struct ServerCaseTests {
         switch round % 6 {
         case 0: return noise(length)
         case 1: return Array("GET /".utf8) + noise(length)
-        case 2: return Array("GET /echo HTTP/1.1\r\n".utf8) + noise(length)
-        case 3: return Array("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + noise(length)
-        case 4: return Array("POST /echo HTTP/1.1\r\nContent-Length: \(Int.random(in: 0...700, using: &random))\r\n\r\n".utf8) + noise(length)
+        case 2: return Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8) + noise(length)
+        case 3: return Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + noise(length)
+        case 4: return Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \(Int.random(in: 0...700, using: &random))\r\n\r\n".utf8) + noise(length)
         default:
             var text = ""
             for _ in 0..<Int.random(in: 1...60, using: &random) {
