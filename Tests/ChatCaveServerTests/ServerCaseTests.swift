@@ -26,14 +26,14 @@ struct ChatCaveServerCaseTests {
         ("binary", "\u{00}\u{01}\u{02}\u{03}\r\n\r\n"),
         ("field without colon", "GET /rooms HTTP/1.1\r\nHost x\r\n\r\n"),
         ("space before colon", "GET /rooms HTTP/1.1\r\nHost : x\r\n\r\n"),
-        ("NUL in a value", "GET /rooms HTTP/1.1\r\nX-Magic-Auth: a\u{00}b\r\n\r\n"),
+        ("NUL in a value", "GET /rooms HTTP/1.1\r\nHost: x\r\nX-Magic-Auth: a\u{00}b\r\n\r\n"),
         ("obs-fold", "GET /rooms HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  folded\r\n\r\n"),
-        ("first field folded", "GET /rooms HTTP/1.1\r\n X-A: a\r\n\r\n"),
-        ("two lengths", "POST /users HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
-        ("negative length", "POST /users HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
-        ("rubbish length", "POST /users HTTP/1.1\r\nContent-Length: 12abc\r\n\r\n"),
-        ("non-hex chunk size", "POST /users HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-        ("chunk without CRLF", "POST /users HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX0\r\n\r\n"),
+        ("first field folded", "GET /rooms HTTP/1.1\r\n X-A: a\r\nHost: x\r\n\r\n"),
+        ("two lengths", "POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
+        ("negative length", "POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"),
+        ("rubbish length", "POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n"),
+        ("non-hex chunk size", "POST /users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        ("chunk without CRLF", "POST /users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX0\r\n\r\n"),
     ]
 
     /// A server with cheap password hashing and the given limits.
@@ -72,8 +72,8 @@ struct ChatCaveServerCaseTests {
         let cases: [(String, String)] = [
             ("one large field", "GET /rooms HTTP/1.1\r\nHost: x\r\nX-Big: \(padding)\r\n\r\n"),
             ("a long request line", "GET /\(padding) HTTP/1.1\r\nHost: x\r\n\r\n"),
-            ("too many fields", "GET /rooms HTTP/1.1\r\n" + (0..<150).map { "X-\($0): v\r\n" }.joined() + "\r\n"),
-            ("an endless head", "GET /rooms HTTP/1.1\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 4000)),
+            ("too many fields", "GET /rooms HTTP/1.1\r\nHost: x\r\n" + (0..<150).map { "X-\($0): v\r\n" }.joined() + "\r\n"),
+            ("an endless head", "GET /rooms HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 4000)),
         ]
         for (what, request) in cases {
             let client = try RawHTTP(port: server.port, timeout: 5)
@@ -195,11 +195,11 @@ struct ChatCaveServerCaseTests {
         switch round % 6 {
         case 0: return noise(length)
         case 1: return Array("GET /".utf8) + noise(length)
-        case 2: return Array("POST /rooms HTTP/1.1\r\nX-Magic-Auth: \(key)\r\n".utf8) + noise(length)
-        case 3: return Array("POST /users HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + noise(length)
+        case 2: return Array("POST /rooms HTTP/1.1\r\nHost: x\r\nX-Magic-Auth: \(key)\r\n".utf8) + noise(length)
+        case 3: return Array("POST /users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + noise(length)
         case 4:
             let declared = Int.random(in: 0...700, using: &random)
-            return Array("POST /rooms HTTP/1.1\r\nX-Magic-Auth: \(key)\r\nContent-Length: \(declared)\r\n\r\n".utf8) + noise(length)
+            return Array("POST /rooms HTTP/1.1\r\nHost: x\r\nX-Magic-Auth: \(key)\r\nContent-Length: \(declared)\r\n\r\n".utf8) + noise(length)
         default:
             var text = ""
             for _ in 0..<Int.random(in: 1...60, using: &random) {
