@@ -17,11 +17,11 @@ struct ClientSecurityTests {
         home.route("/rooms") { _ in .response(status: 401) }
         try await withChatCave(watching: home.port, foreign.port) { fixture in
             let service = fixture.service(for: home.baseURL)
-            #expect(await failure { try await service.signIn(name: "alice", password: "pa55word") } != nil)
-            #expect(await failure { try await service.signUp(name: "alice", password: "pa55word") } != nil)
+            #expect(await failure { try await service.signIn(name: "alice", password: "pa55word") } == .invalidResponse(""))
+            #expect(await failure { try await service.signUp(name: "alice", password: "pa55word") } == .invalidResponse(""))
             let script = fixture.leaks.track(ScriptedHandler([SignInCredentials(name: "alice", password: "pa55word")]))
             service.authenticationHandler = script.handler
-            #expect(await failure { try await service.fetchChatrooms() } != nil)
+            #expect(await failure { try await service.fetchChatrooms() } == .notAuthorized)
             #expect(script.challenges.count == 1)
             #expect(home.requestCount(path: "/account") == 2)
             #expect(home.requestCount(path: "/users") == 1)
