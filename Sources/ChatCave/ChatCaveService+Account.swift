@@ -11,7 +11,7 @@ extension ChatCaveService {
     ///   ``ChatCaveError/transport(_:)`` and the others as for any request.
     @discardableResult
     public func signUp(name: String, password: String) async throws(ChatCaveError) -> User {
-        let response = try await send(HTTPRequest(.post, "/users", body: Self.credentialsForm(name, password)))
+        let response = try await send(Self.credentialsRequest(.post, "/users", name, password))
         let user = try decode(User.self, from: response)
         session.signedIn(user, password: password)
         hooks.didSignIn(user)
@@ -24,7 +24,7 @@ extension ChatCaveService {
     ///   (the authentication handler is not asked); ``ChatCaveError/rejected(_:)`` for an empty field.
     @discardableResult
     public func signIn(name: String, password: String) async throws(ChatCaveError) -> User {
-        let response = try await send(HTTPRequest(.put, "/account", body: Self.credentialsForm(name, password)))
+        let response = try await send(Self.credentialsRequest(.put, "/account", name, password))
         let user = try decode(User.self, from: response)
         session.signedIn(user, password: password)
         hooks.didSignIn(user)
@@ -52,5 +52,13 @@ extension ChatCaveService {
 
     static func credentialsForm(_ name: String, _ password: String) -> HTTPRequest.Body {
         .form(["user[name]": name, "user[password]": password])
+    }
+
+    /// A request whose body holds a password: redirects are followed within the server's origin
+    /// only, so the password never reaches another one (the redirect comes back as an error).
+    static func credentialsRequest(_ method: HTTPRequest.Method, _ target: String, _ name: String, _ password: String) -> HTTPRequest {
+        var request = HTTPRequest(method, target, body: credentialsForm(name, password))
+        request.redirectPolicy = .sameOriginOnly
+        return request
     }
 }

@@ -136,9 +136,12 @@ public final class ChatCaveService: Sendable {
         return user.id
     }
 
-    /// A path segment with everything but unreserved characters percent-encoded.
+    /// A path segment with everything but unreserved characters percent-encoded. The dot
+    /// segments `.` and `..` are encoded too (`%2E`), so that no proxy can read them as "this" or
+    /// "the parent" directory and retarget the request.
     static func segment(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: .urlUnreservedCharacters) ?? value
+        if value == "." || value == ".." { return String(repeating: "%2E", count: value.count) }
+        return value.addingPercentEncoding(withAllowedCharacters: .urlUnreservedCharacters) ?? value
     }
 }
 

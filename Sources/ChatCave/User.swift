@@ -1,8 +1,8 @@
 /// A ChatCave user: `{"id": "...", "name": "alice", "apiKey": "<uuid>"}`.
 ///
 /// The server sends the `apiKey` only to its owner (after sign-up or sign-in); other users
-/// come without one.
-public struct User: Codable, Sendable, Hashable, Identifiable {
+/// come without one. Its `description` and `debugDescription` never show the key.
+public struct User: Codable, Sendable, Hashable, Identifiable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The user's id; a client learns its own from sign-up or sign-in (there is no `/me`).
     public var id: String
     /// The user's name, unique on its server.
@@ -35,4 +35,12 @@ public struct User: Codable, Sendable, Hashable, Identifiable {
         if let apiKey { dictionary["apiKey"] = apiKey }
         return dictionary
     }
+
+    /// `User(id: "…", name: "…", apiKey: <redacted>)`: the key, when known, is never shown.
+    public var description: String {
+        "User(id: \"\(id)\", name: \"\(name)\", apiKey: \(apiKey == nil ? "nil" : "<redacted>"))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
 }

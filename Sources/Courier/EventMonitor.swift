@@ -2,9 +2,11 @@ import Foundation
 
 /// One hook that hears every request and response of a connection, for logging or tracing.
 ///
-/// Credentials are always redacted before the monitor sees anything: header values such as
-/// `Authorization`, `Cookie` and `X-Magic-Auth` become `<redacted>`, and so do passwords in URLs
-/// and query parameters whose names suggest a secret (`token`, `key`, `password`, …).
+/// Credentials are always redacted before the monitor sees anything: the values of header fields
+/// whose names suggest a secret (`Authorization`, `Cookie`, `X-Magic-Auth`, `Api-Key`, …) and of
+/// the connection's default headers become `<redacted>`, and so do passwords in URLs and query
+/// parameters whose names suggest a secret (`token`, `key`, `password`, …), in every event,
+/// error descriptions included.
 ///
 /// ```swift
 /// let monitor = EventMonitor { event in print(event) }
@@ -61,12 +63,20 @@ public struct EventMonitor: Sendable {
 
 /// Removes credentials from what is logged.
 enum Redaction {
-    private static let secretQueryWords = ["token", "key", "password", "passwd", "secret", "auth", "signature", "session"]
-
-    /// The headers with every credential value replaced by `<redacted>`.
+    /// The headers with every credential value (``HTTPHeaders/isSensitive(_:)``) replaced by `<redacted>`.
     static func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
+        redacting(headers) { HTTPHeaders.isSensitive($0) }
+    }
+
+    /// The request's headers with the value of every field that carries a credential in it
+    /// (``TransportRequest/isCredential(_:)``) replaced by `<redacted>`.
+    static func headers(of request: TransportRequest) -> HTTPHeaders {
+        redacting(request.headers) { request.isCredential($0) }
+    }
+
+    private static func redacting(_ headers: HTTPHeaders, where isSecret: (String) -> Bool) -> HTTPHeaders {
         HTTPHeaders(headers.fields.map { field in
-            HTTPHeaders.Field(name: field.name, value: HTTPHeaders.isSensitive(field.name) ? "<redacted>" : field.value)
+            HTTPHeaders.Field(name: field.name, value: isSecret(field.name) ? "<redacted>" : field.value)
         })
     }
 
@@ -77,7 +87,7 @@ enum Redaction {
         if let items = components.queryItems {
             components.queryItems = items.map { item in
                 let name = item.name.lowercased()
-                let secret = secretQueryWords.contains { name.contains($0) }
+                let secret = HTTPHeaders.secretWords.contains { name.contains($0) }
                 return secret ? URLQueryItem(name: item.name, value: "redacted") : item
             }
         }

@@ -11,7 +11,9 @@ extension HTTPConnection {
         public var retryPolicy: RetryPolicy?
         /// Which responses are successes; 2xx by default.
         public var validation: ResponseValidation
-        /// Header fields sent with every request; none by default.
+        /// Header fields sent with every request to the base URL's origin (to every request when
+        /// there is no base URL); none by default. They are treated as credentials: dropped on a
+        /// redirect to another origin and redacted in events.
         public var headers: HTTPHeaders
         /// The largest response body accepted, in bytes, unless a request says otherwise; 64 MiB by default.
         public var maxResponseBodySize: Int

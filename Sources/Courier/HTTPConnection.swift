@@ -111,7 +111,9 @@ public final class HTTPConnection: Sendable {
         set { settings.withLock { $0.deadline = newValue } }
     }
 
-    /// Header fields sent with every request; a request's own fields of the same name win.
+    /// Header fields sent with every request to the base URL's origin (scheme, host and port), or
+    /// to every request when there is no base URL; a request's own fields of the same name win.
+    /// They are treated as credentials: dropped on a redirect to another origin, redacted in events.
     public var defaultHeaders: HTTPHeaders {
         get { settings.withLock { $0.headers } }
         set { settings.withLock { $0.headers = newValue } }

@@ -115,7 +115,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         var text = summary
         if let detail, !detail.isEmpty { text += ": \(detail)" }
         if let response, code == .unacceptableStatus || code == .decodingFailed {
-            text += " (\(response.status) from \(response.url.absoluteString))"
+            text += " (\(response.status) from \(Redaction.url(response.url)))"
         }
         if let underlying { text += " [\(underlying)]" }
         return text

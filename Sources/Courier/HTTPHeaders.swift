@@ -4,8 +4,9 @@
 /// (`Set-Cookie`, `Vary`, …). Lookups compare names without regard to ASCII case.
 /// The `description` redacts credentials, so headers can be logged safely.
 public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    /// One header field: a name and a value.
-    public struct Field: Sendable, Equatable {
+    /// One header field: a name and a value. Its `description` and `debugDescription` are
+    /// `Name: value` with a credential's value replaced by `<redacted>` (see ``isSensitive(_:)``).
+    public struct Field: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
         /// The field name, as it was given (case is preserved on the wire).
         public var name: String
         /// The field value.
@@ -16,6 +17,14 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
             self.name = name
             self.value = value
         }
+
+        /// `Name: value`, or `Name: <redacted>` when the field carries a credential.
+        public var description: String {
+            "\(name): \(HTTPHeaders.isSensitive(name) ? "<redacted>" : value)"
+        }
+
+        /// The same as ``description``: the value of a credential is never shown.
+        public var debugDescription: String { description }
     }
 
     /// The fields, in order.
@@ -94,8 +103,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
 
     /// The fields as `Name: value` lines, with credentials replaced by `<redacted>`.
     public var description: String {
-        fields.map { "\($0.name): \(Self.isSensitive($0.name) ? "<redacted>" : $0.value)" }
-            .joined(separator: "\n")
+        fields.map(\.description).joined(separator: "\n")
     }
 
     /// Whether two header lists hold the same fields in the same order (names compared without case).
@@ -104,12 +112,18 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
             && zip(lhs.fields, rhs.fields).allSatisfy { sameName($0.name, $1.name) && $0.value == $1.value }
     }
 
-    /// Whether a header of this name carries a credential and must never be logged.
+    /// Whether a header of this name carries a credential and must never be logged or follow a
+    /// redirect to another origin: its lowercased name contains one of ``secretWords`` (so
+    /// `Authorization`, `Cookie`, `X-Magic-Auth`, `Api-Key`, `X-Session-Id`, `X-Password`, …).
+    /// A request may name more such fields: see ``TransportRequest/isCredential(_:)``.
     public static func isSensitive(_ name: String) -> Bool {
         let lower = name.lowercased()
-        return ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-magic-auth", "x-api-key"]
-            .contains(lower) || lower.contains("token") || lower.contains("secret")
+        return secretWords.contains { lower.contains($0) }
     }
+
+    /// The words that mark a header or query parameter name as a secret when the name contains one.
+    static let secretWords = ["token", "key", "password", "passwd", "secret", "auth", "signature", "session",
+                              "credential", "cookie"]
 
     /// ASCII case-insensitive comparison of two field names, without allocating.
     static func sameName(_ a: String, _ b: String) -> Bool {

@@ -54,7 +54,7 @@ public struct HTTPResponse: Sendable {
             return try decoder.decode(type, from: body)
         } catch {
             throw HTTPConnectionError.decodingFailed.with(
-                detail: "the body of \(status.code) from \(url.absoluteString) is not a valid \(Value.self)",
+                detail: "the body of \(status.code) from \(Redaction.url(url)) is not a valid \(Value.self)",
                 underlying: error, response: self)
         }
     }

@@ -4,8 +4,10 @@ import Foundation
 ///
 /// Following rewrites each hop the way browsers and RFC 9110 do: 303 becomes GET, 301 and 302
 /// turn POST into GET, and 307 and 308 keep the method and the body. When a hop crosses to
-/// another origin, `Authorization`, `Cookie`, `Proxy-Authorization` and every other credential
-/// header are dropped. A hop from https to http is refused unless allowed. A chain longer than
+/// another origin, every field that carries a credential is dropped: `Authorization`, `Cookie`,
+/// `Proxy-Authorization`, every name ``HTTPHeaders/isSensitive(_:)`` flags, the fields an
+/// ``Authenticator`` applied and the connection's default headers
+/// (``TransportRequest/isCredential(_:)``). A hop from https to http is refused unless allowed. A chain longer than
 /// the limit fails with ``HTTPConnectionError/tooManyRedirects``, and a chain that comes back to a
 /// request already made fails with ``HTTPConnectionError/redirectCycle``.
 public struct RedirectPolicy: Sendable {
@@ -30,6 +32,12 @@ public struct RedirectPolicy: Sendable {
                               hook: (@Sendable (RedirectHop) -> RedirectAction)? = nil) -> RedirectPolicy {
         RedirectPolicy(limit: max(0, limit), allowsInsecureDowngrade: allowingInsecureDowngrade, hook: hook)
     }
+
+    /// Follows up to 10 redirects within the request's origin (scheme, host and port); a hop to
+    /// another origin stops, and that redirect response becomes the request's response. For
+    /// requests whose body holds a secret, such as a sign-in form: the body never reaches another
+    /// origin. Courier sends the requests of ``AuthenticationContext/send(_:)`` this way.
+    public static let sameOriginOnly = RedirectPolicy.follow { hop in hop.crossesOrigin ? .stop : .follow }
 }
 
 /// One redirect about to be followed.

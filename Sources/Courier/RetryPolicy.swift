@@ -10,8 +10,9 @@ import Foundation
 /// the connection was lost before a response, a pooled connection was stale, the connect failed,
 /// or the status is 408, 429, 500, 502, 503 or 504. Cancellation, certificate failures and other
 /// 4xx statuses are never retried. A `Retry-After` header (seconds or an HTTP date) replaces the
-/// backoff delay. The request's deadline caps every wait: a request whose deadline passes while
-/// it waits fails with ``HTTPConnectionError/deadlineExceeded`` at that moment.
+/// backoff delay, capped by ``retryAfterCap``: a server asking for a day gets a retry after the
+/// cap, never a request that sleeps for a day. The request's deadline caps every wait: a request
+/// whose deadline passes while it waits fails with ``HTTPConnectionError/deadlineExceeded`` at that moment.
 public struct RetryPolicy: Sendable {
     enum Strategy: Sendable {
         case never
@@ -31,7 +32,7 @@ public struct RetryPolicy: Sendable {
     /// - Parameters:
     ///   - maxAttempts: the most attempts in all, the first included; 3 by default.
     ///   - base: the first backoff ceiling; 200 ms by default.
-    ///   - cap: the largest backoff ceiling; 10 s by default.
+    ///   - cap: the largest backoff ceiling, and the longest `Retry-After` wait; 10 s by default.
     public static func exponentialBackoff(maxAttempts: Int = 3, base: Duration = .milliseconds(200),
                                           cap: Duration = .seconds(10)) -> RetryPolicy {
         RetryPolicy(strategy: .exponentialBackoff(maxAttempts: max(1, maxAttempts), base: base, cap: cap))
@@ -48,6 +49,14 @@ public struct RetryPolicy: Sendable {
         var copy = self
         copy.retriesNonIdempotentMethods = true
         return copy
+    }
+
+    /// The longest wait a `Retry-After` header may ask for: the backoff's `cap` for
+    /// ``exponentialBackoff(maxAttempts:base:cap:)``, 10 s for the other policies. A longer
+    /// `Retry-After` waits this long instead.
+    public var retryAfterCap: Duration {
+        if case .exponentialBackoff(_, _, let cap) = strategy { return max(.zero, cap) }
+        return .seconds(10)
     }
 
     /// The decision for a failed attempt, before `Retry-After` and the deadline are considered.

@@ -25,13 +25,13 @@ struct AuthenticationStage: PipelineStage {
             switch outcome {
             case .credential(let credential, let current):
                 version = current
-                if let credential { session.authenticator.apply(credential, to: &attempt) }
+                if let credential { session.authenticator.applyRecording(credential, to: &attempt) }
             case .gaveUp:
                 if let firstChallenge { return firstChallenge }
                 // Held before it was ever sent: it goes out once as it stands and ends with its own
                 // answer (a 401, as a rule), without starting another refresh.
                 var unrefreshed = request
-                if let credential = session.currentCredential { session.authenticator.apply(credential, to: &unrefreshed) }
+                if let credential = session.currentCredential { session.authenticator.applyRecording(credential, to: &unrefreshed) }
                 return try await next(unrefreshed)
             case .throttled:
                 throw .authenticationFailed.with(
@@ -42,9 +42,27 @@ struct AuthenticationStage: PipelineStage {
             }
             let sentAt = ContinuousClock.now
             let response = try await next(attempt)
-            guard session.authenticator.isChallenge(response) else { return response }
+            // A 401 from another origin (reached through a redirect, which dropped the credential)
+            // says nothing about this credential: it goes back to the caller, with no refresh.
+            guard URLOrigin.same(response.url, attempt.url), session.authenticator.isChallenge(response) else {
+                return response
+            }
             if firstChallenge == nil { firstChallenge = response }
             outcome = await session.rejected(version: version, sentAt: sentAt, context: refreshContext)
+        }
+    }
+}
+
+extension Authenticator {
+    /// Applies the credential and records, in ``TransportRequest/credentialHeaderNames``, the name
+    /// of every field `apply` added or changed, so that redirects, logs and the cache treat them
+    /// as credentials whatever their names.
+    func applyRecording(_ credential: Credential, to request: inout TransportRequest) {
+        let before = request.headers
+        apply(credential, to: &request)
+        for name in Set(request.headers.map { $0.name.lowercased() })
+        where request.headers.values(for: name) != before.values(for: name) {
+            request.credentialHeaderNames.insert(name)
         }
     }
 }

@@ -56,8 +56,9 @@ public struct AuthenticationContext: Sendable {
     let sender: @Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse
 
     /// Sends a request that bypasses the re-authentication queue, so a token request never waits
-    /// for the refresh it belongs to. Retries and redirects still apply; validation does not:
-    /// every status is returned.
+    /// for the refresh it belongs to. It is not retried, and only redirects within its origin are
+    /// followed: a redirect to another origin is returned as it is, so the request's body and
+    /// credentials never leave the origin. Validation does not apply: every status is returned.
     public func send(_ request: TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse {
         try await sender(request)
     }
@@ -66,22 +67,49 @@ public struct AuthenticationContext: Sendable {
 /// Which request URLs an authenticator covers.
 public struct URLMatcher: Sendable, CustomStringConvertible {
     private enum Rule: Sendable {
-        case prefix(String)
+        case prefix(String, PrefixRule?)
         case regularExpression(String, NSRegularExpression)
         case everything
     }
 
+    /// A prefix URL taken apart: its origin and its path.
+    private struct PrefixRule: Sendable {
+        let origin: URLOrigin
+        let path: String
+
+        init?(_ prefix: String) {
+            guard let url = URL(string: prefix), let origin = URLOrigin(url), url.user == nil, url.query == nil else { return nil }
+            self.origin = origin
+            self.path = url.path
+        }
+
+        /// Same origin, and the path is `path` itself or lies below it (segment by segment).
+        func matches(_ url: URL) -> Bool {
+            guard URLOrigin(url) == origin else { return false }
+            let candidate = url.path
+            if path.isEmpty || path == "/" || candidate == path { return true }
+            let directory = path.hasSuffix("/") ? path : path + "/"
+            return candidate.hasPrefix(directory)
+        }
+    }
+
     private let rule: Rule
 
-    /// URLs whose absolute string starts with `prefix`, e.g. `"https://api.example.com/v1/"`.
-    public static func prefix(_ prefix: String) -> URLMatcher { URLMatcher(rule: .prefix(prefix)) }
+    /// URLs of the prefix's origin (scheme, host and port, compared exactly) whose path is the
+    /// prefix's path or lies below it, segment by segment. So `"https://api.example.com/v1"`
+    /// covers `https://api.example.com/v1/rooms` but neither `https://api.example.com/v10`,
+    /// `https://api.example.com.evil.net/v1` nor `https://api.example.com:443@evil.net/v1`.
+    /// A prefix that is not an absolute URL with a host, or that has a user name or a query,
+    /// covers nothing.
+    public static func prefix(_ prefix: String) -> URLMatcher { URLMatcher(rule: .prefix(prefix, PrefixRule(prefix))) }
 
-    /// URLs whose absolute string matches the regular expression (NitroConnection's
-    /// `authenticateServicesMatchingRegexString`).
+    /// URLs whose whole absolute string matches the regular expression (NitroConnection's
+    /// `authenticateServicesMatchingRegexString`). The match is anchored at both ends, so
+    /// `"https://api\\.example\\.com/.*"` does not cover `https://api.example.com.evil.net/`.
     /// - Throws: ``HTTPConnectionError/invalidRequest`` when the pattern is not a valid expression.
     public static func regularExpression(_ pattern: String) throws(HTTPConnectionError) -> URLMatcher {
         do {
-            return URLMatcher(rule: .regularExpression(pattern, try NSRegularExpression(pattern: pattern)))
+            return URLMatcher(rule: .regularExpression(pattern, try NSRegularExpression(pattern: "^(?:\(pattern))$")))
         } catch {
             throw .invalidRequest.with(detail: "'\(pattern)' is not a valid regular expression", underlying: error)
         }
@@ -92,11 +120,11 @@ public struct URLMatcher: Sendable, CustomStringConvertible {
 
     /// Whether the URL is covered.
     public func matches(_ url: URL) -> Bool {
-        let text = url.absoluteString
         switch rule {
-        case .prefix(let prefix):
-            return text.hasPrefix(prefix)
+        case .prefix(_, let prefix):
+            return prefix?.matches(url) ?? false
         case .regularExpression(_, let expression):
+            let text = url.absoluteString
             return expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
         case .everything:
             return true
@@ -106,7 +134,7 @@ public struct URLMatcher: Sendable, CustomStringConvertible {
     /// The rule in words.
     public var description: String {
         switch rule {
-        case .prefix(let prefix): "URLs starting with \(prefix)"
+        case .prefix(let prefix, _): "URLs starting with \(prefix)"
         case .regularExpression(let pattern, _): "URLs matching /\(pattern)/"
         case .everything: "every URL"
         }
@@ -115,18 +143,25 @@ public struct URLMatcher: Sendable, CustomStringConvertible {
 
 /// How many refreshes may run within a window before requests fail with
 /// ``HTTPConnectionError/authenticationFailed``; protects against endless 401 loops.
+///
+/// The limit always holds: the count is at least 1 and the window at least 1 second, whatever
+/// values are given (a zero window would otherwise allow unlimited refreshes).
 public struct RefreshLimit: Sendable {
-    /// The most refreshes in one window.
-    public var count: Int
-    /// The window's length.
-    public var window: Duration
+    /// The most refreshes in one window; at least 1.
+    public var count: Int {
+        didSet { count = max(1, count) }
+    }
+    /// The window's length; at least 1 second.
+    public var window: Duration {
+        didSet { window = max(.seconds(1), window) }
+    }
 
     /// Creates a limit.
     /// - Parameters:
-    ///   - count: the most refreshes per window; 5 by default.
-    ///   - window: the window; 30 s by default.
+    ///   - count: the most refreshes per window; 5 by default, at least 1.
+    ///   - window: the window; 30 s by default, at least 1 s.
     public init(count: Int = 5, window: Duration = .seconds(30)) {
-        self.count = count
-        self.window = window
+        self.count = max(1, count)
+        self.window = max(.seconds(1), window)
     }
 }

@@ -14,7 +14,7 @@ struct RedirectStage: PipelineStage {
             guard policy.limit > 0, Self.redirectStatuses.contains(response.status.code),
                   let location = response.headers["Location"] else { return response }
             guard count < policy.limit else {
-                throw .tooManyRedirects.with(detail: "more than \(policy.limit) redirects from \(request.url.absoluteString)",
+                throw .tooManyRedirects.with(detail: "more than \(policy.limit) redirects from \(Redaction.url(request.url))",
                                              response: response)
             }
             guard let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
@@ -24,25 +24,25 @@ struct RedirectStage: PipelineStage {
                                             response: response)
             }
             if current.url.scheme?.lowercased() == "https", scheme == "http", !policy.allowsInsecureDowngrade {
-                throw .redirectRefused.with(detail: "a redirect from https to http (\(target.absoluteString)) is refused by default",
+                throw .redirectRefused.with(detail: "a redirect from https to http (\(Redaction.url(target))) is refused by default",
                                             response: response)
             }
-            let crossesOrigin = !Self.sameOrigin(current.url, target)
+            let crossesOrigin = !URLOrigin.same(current.url, target)
             var hop = Self.rewrite(current, status: response.status.code, to: target, crossesOrigin: crossesOrigin)
             switch policy.hook?(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) ?? .follow {
             case .follow: break
             case .followWith(let changed): hop = changed
             case .stop: return response
-            case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(target.absoluteString)", response: response)
+            case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(Redaction.url(target))", response: response)
             }
             switch await context.events.willRedirect(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) {
             case .follow: break
             case .followWith(let changed): hop = changed
             case .stop: return response
-            case .refuse: throw .redirectRefused.with(detail: "the delegate refused \(target.absoluteString)", response: response)
+            case .refuse: throw .redirectRefused.with(detail: "the delegate refused \(Redaction.url(target))", response: response)
             }
             guard visited.insert(Self.key(hop)).inserted else {
-                throw .redirectCycle.with(detail: "\(hop.method) \(hop.url.absoluteString) was already requested", response: response)
+                throw .redirectCycle.with(detail: "\(hop.method) \(Redaction.url(hop.url)) was already requested", response: response)
             }
             count += 1
             context.metrics.recordRedirect()
@@ -62,18 +62,9 @@ struct RedirectStage: PipelineStage {
             for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] { next.headers.remove(name) }
         }
         if crossesOrigin {
-            for field in next.headers where HTTPHeaders.isSensitive(field.name) { next.headers.remove(field.name) }
+            for field in next.headers where next.isCredential(field.name) { next.headers.remove(field.name) }
         }
         return next
-    }
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && effectivePort(a) == effectivePort(b)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
     }
 
     private static func key(_ request: TransportRequest) -> String {

@@ -14,7 +14,11 @@ struct RequestPlan: Sendable {
             throw .invalidRequest.with(detail: "'\(request.method.rawValue)' is not a valid method token")
         }
         let url = try Self.url(for: request, baseURL: connection.baseURL)
-        var headers = settings.headers
+        // Default headers often carry a credential: they go only to the base URL's origin, and
+        // count as credentials there (dropped on a cross-origin redirect, redacted in logs).
+        let sendsDefaults = connection.baseURL.map { URLOrigin.same($0, url) } ?? true
+        let defaults = sendsDefaults ? settings.headers : [:]
+        var headers = defaults
         headers.merge(request.headers)
         if let contentType = request.body.contentType, !headers.contains("Content-Type") {
             headers.set(contentType, for: "Content-Type")
@@ -26,21 +30,24 @@ struct RequestPlan: Sendable {
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy ?? HTTPConnection.defaultRetryPolicy
         self.redirectPolicy = request.redirectPolicy ?? settings.redirectPolicy
         self.deadline = request.deadline ?? settings.deadline
-        self.transportRequest = TransportRequest(
+        var transportRequest = TransportRequest(
             method: request.method,
             url: url,
             headers: headers,
             body: request.body.data,
             timeout: request.timeout ?? settings.timeout ?? HTTPConnection.defaultTimeout,
             maxResponseBodySize: request.maxResponseBodySize ?? settings.maxResponseBodySize)
+        transportRequest.credentialHeaderNames = Set(defaults.map { $0.name.lowercased() })
+        self.transportRequest = transportRequest
     }
 
-    /// A plan for a request made by Courier itself (a token request): no retries, default redirects.
+    /// A plan for a request made by Courier itself (a token request): no retries, and redirects
+    /// followed within the origin only, so that a body holding a password never goes elsewhere.
     init(bypassing request: TransportRequest) {
         self.transportRequest = request
         self.cachePolicy = .reloadIgnoringCache
         self.retryPolicy = .never
-        self.redirectPolicy = .follow
+        self.redirectPolicy = .sameOriginOnly
         self.deadline = nil
     }
 
@@ -55,13 +62,14 @@ struct RequestPlan: Sendable {
 
     /// Resolves a target against a base URL and appends the query.
     ///
-    /// An absolute target (with a scheme) is used as it is. A relative one is appended to the
+    /// An absolute target (one that starts with `scheme://`) is used as it is; anything else, such
+    /// as `/r?u=http://x`, is relative. A relative one is appended to the
     /// base URL's path with exactly one `/` between them, so `https://h/api` + `/rooms` gives
     /// `https://h/api/rooms`. A query already in the target is kept; query items follow it.
     static func url(for request: HTTPRequest, baseURL: URL?) throws(HTTPConnectionError) -> URL {
         let target = request.target
         var text: String
-        if target.contains("://") {
+        if isAbsolute(target) {
             text = target
         } else if let baseURL {
             var base = baseURL.absoluteString
@@ -79,9 +87,24 @@ struct RequestPlan: Sendable {
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-            throw .invalidURL.with(detail: "'\(text)' is not an absolute http or https URL")
+            let shown = URL(string: text).map { "'\(Redaction.url($0))'" } ?? "the target"
+            throw .invalidURL.with(detail: "\(shown) is not an absolute http or https URL")
         }
         return url
+    }
+
+    /// Whether the target starts with a scheme and `://` (RFC 3986: a letter, then letters,
+    /// digits, `+`, `-` or `.`).
+    static func isAbsolute(_ target: String) -> Bool {
+        let scheme = target.utf8.prefix { $0 != UInt8(ascii: ":") }
+        guard let first = scheme.first, isLetter(first), target.utf8.dropFirst(scheme.count).starts(with: "://".utf8) else {
+            return false
+        }
+        return scheme.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || "+-.".utf8.contains($0) }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (0x61...0x7A).contains(byte | 0x20)
     }
 
     private static func isValidField(_ field: HTTPHeaders.Field) -> Bool {

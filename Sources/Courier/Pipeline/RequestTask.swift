@@ -67,7 +67,7 @@ final class RequestTask: Sendable {
         emitDidStart(delegate: hasDelegate)
         monitor?.report(.started(id, method: plan.transportRequest.method.rawValue,
                                  url: Redaction.url(plan.transportRequest.url),
-                                 headers: Redaction.headers(plan.transportRequest.headers)))
+                                 headers: Redaction.headers(of: plan.transportRequest)))
         let context = RequestContext(
             id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 })

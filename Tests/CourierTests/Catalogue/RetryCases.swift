@@ -91,7 +91,7 @@ struct RetryCases {
 
         let afterClock = RecordingClock(now: clock.fixedNow)
         let honoured = try await runCase(transport, on: server, [HTTPRequest(.get, "/seconds"), HTTPRequest(.get, "/date")], configure: {
-            $0.retryPolicy = .exponentialBackoff(maxAttempts: 2)
+            $0.retryPolicy = .exponentialBackoff(maxAttempts: 2, cap: .seconds(60))  // the cap bounds Retry-After (L2)
             $0.clock = afterClock
         })
         #expect(honoured.allSatisfy { $0.status == 200 }, "\(honoured.map(\.result))")
