@@ -122,6 +122,23 @@ struct CacheCredentialTests {
         }
     }
 
+    @Test("H1 default headers partition the cache but do not stop it: a connection with Accept still caches, another value is kept apart",
+          arguments: TransportUnderTest.allCases)
+    func defaultHeadersPartition(transport: TransportUnderTest) async throws {
+        let server = try Self.identityServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let cache = HTTPCache()
+            let tenantA = connection(server, transport, leaks, headers: ["X-Account": "tenant-a", "Accept": "text/plain"], cache: cache)
+            let tenantB = connection(server, transport, leaks, headers: ["X-Account": "tenant-b", "Accept": "text/plain"], cache: cache)
+            #expect(try await tenantA.get("/me/plain").text == "me: tenant-a")
+            #expect(try await tenantA.get("/me/plain").source == .cache)
+            let other = try await tenantB.get("/me/plain")
+            #expect(other.text == "me: tenant-b" && other.source == .network)
+            #expect(server.requestCount(path: "/me/plain") == 2)
+        }
+    }
+
     @Test("H1 a shared cache never stores a private response and takes its freshness from s-maxage",
           arguments: TransportUnderTest.allCases)
     func sharedScopeRules(transport: TransportUnderTest) async throws {

@@ -37,7 +37,7 @@ struct RequestPlan: Sendable {
             body: request.body.data,
             timeout: request.timeout ?? settings.timeout ?? HTTPConnection.defaultTimeout,
             maxResponseBodySize: request.maxResponseBodySize ?? settings.maxResponseBodySize)
-        transportRequest.credentialHeaderNames = Set(defaults.map { $0.name.lowercased() })
+        transportRequest.defaultHeaderNames = Set(defaults.map { $0.name.lowercased() })
         self.transportRequest = transportRequest
     }
 

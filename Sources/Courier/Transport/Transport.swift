@@ -32,10 +32,11 @@ public struct TransportRequest: Sendable {
     public var timeout: Duration
     /// The largest response body accepted, in bytes.
     public var maxResponseBodySize: Int
-    /// Lowercased names of the fields that carry a credential beyond the well-known ones
-    /// (``HTTPHeaders/isSensitive(_:)``): the fields an ``Authenticator`` applied and the
-    /// connection's default headers. ``isCredential(_:)`` consults both.
+    /// Lowercased names of the fields an ``Authenticator`` applied: credentials, whatever their names.
     public var credentialHeaderNames: Set<String> = []
+    /// Lowercased names of the fields that came from the connection's default headers, which may
+    /// hold a credential and so are treated as one (``isCredential(_:)``).
+    public var defaultHeaderNames: Set<String> = []
 
     /// Creates a transport request.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPHeaders = [:], body: Data = Data(),
@@ -48,16 +49,21 @@ public struct TransportRequest: Sendable {
         self.maxResponseBodySize = maxResponseBodySize
     }
 
-    /// Whether the field `name` carries a credential in this request: a well-known credential
-    /// name, or one listed in ``credentialHeaderNames``. Such fields are dropped on a cross-origin
-    /// redirect, redacted in logs, and keep the response out of a cache shared with other credentials.
+    /// Whether the field `name` is treated as a credential in this request: a well-known
+    /// credential name (``HTTPHeaders/isSensitive(_:)``), a field an authenticator applied, or a
+    /// default header. Such fields are dropped on a cross-origin redirect, redacted in logs, and
+    /// partition the cache, so a response is never served to a request with other values.
     public func isCredential(_ name: String) -> Bool {
-        HTTPHeaders.isSensitive(name) || credentialHeaderNames.contains(name.lowercased())
+        let lower = name.lowercased()
+        return HTTPHeaders.isSensitive(name) || credentialHeaderNames.contains(lower) || defaultHeaderNames.contains(lower)
     }
 
-    /// Whether any field of this request carries a credential (see ``isCredential(_:)``).
+    /// Whether the request certainly carries a credential: a field with a well-known credential
+    /// name or one an authenticator applied. A cache stores the response to such a request only
+    /// when `Cache-Control` allows it explicitly. (Default headers such as `Accept` do not count
+    /// here; they only partition the cache.)
     public var carriesCredentials: Bool {
-        headers.contains { isCredential($0.name) }
+        headers.contains { HTTPHeaders.isSensitive($0.name) || credentialHeaderNames.contains($0.name.lowercased()) }
     }
 }
 
