@@ -8,8 +8,7 @@ extension HTTP1ClientConnection {
         self.exchange = exchange
         exchange.connection = self
         exchange.enter(.active)
-        responsePhase = .head
-        receivedResponseBytes = false
+        beginResponse()
         writeOffset = 0
         bodyOffset = 0
         bytesSent = 0
@@ -42,8 +41,7 @@ extension HTTP1ClientConnection {
         self.exchange = exchange
         exchange.connection = self
         exchange.enter(.active)
-        responsePhase = .head
-        receivedResponseBytes = false
+        beginResponse()
         writeOffset = request.written
         bodyOffset = 0
         bytesSent = request.written
@@ -56,6 +54,13 @@ extension HTTP1ClientConnection {
         } else {
             flush()
         }
+    }
+
+    /// Resets the response state for a new exchange.
+    private func beginResponse() {
+        responsePhase = .head
+        receivedResponseBytes = false
+        interimResponses = 0
     }
 
     /// Moves the TLS session's pending ciphertext into the write buffer.
