@@ -1,4 +1,5 @@
 import Courier
+import CourierWire
 import Foundation
 import Glibc
 import Testing
@@ -31,45 +32,37 @@ struct NativeTransportHandshakeTests {
 /// its own, so that its timing does not depend on Swift's cooperative threads.
 private final class GarbagePeer: Sendable {
     let port: Int
-    private let listener: Int32
+    private let listener: Socket
     private let outcome = Locked<(written: Int, open: Duration)?>(nil)
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-        }
-        guard bound == 0, listen(listener, 1) == 0 else {
-            Glibc.close(listener)
-            throw POSIXError(.EADDRINUSE)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
+        let listener = try Socket.listen(host: "127.0.0.1", port: 0, backlog: 1)
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = try listener.localAddress().port
         let thread = Thread { [listener, outcome] in
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }  // closed before a client came
-            defer { Glibc.close(client) }
+            guard Self.wait(for: listener, POLLIN), case .accepted(let client, _)? = try? listener.accept() else { return }
+            defer { client.close() }
             let clock = ContinuousClock()
             let start = clock.now
             let garbage = [UInt8](repeating: UInt8(ascii: "G"), count: 1 << 20)
             var written = 0
-            while written < 256 << 20, clock.now - start < .seconds(10) {
-                let sent = garbage.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if sent <= 0 { break }
-                written += sent
+            sending: while written < 256 << 20, clock.now - start < .seconds(10) {
+                switch try? garbage.withUnsafeBytes({ try client.write($0) }) {
+                case .bytes(let count)?: written += count
+                case .wouldBlock?: if !Self.wait(for: client, POLLOUT) { break sending }
+                default: break sending  // the client closed (EPIPE, a reset)
+                }
             }
             let open = clock.now - start
             outcome.withLock { $0 = (written, open) }
         }
         thread.start()
+    }
+
+    /// Waits up to 10 s for `socket` to be ready for `events`.
+    private static func wait(for socket: Socket, _ events: Int32) -> Bool {
+        var entry = pollfd(fd: socket.descriptor, events: Int16(events), revents: 0)
+        return poll(&entry, 1, 10_000) == 1
     }
 
     /// How much the peer wrote and how long the connection lasted, once it ended (waits up to 15 s).
@@ -80,7 +73,6 @@ private final class GarbagePeer: Sendable {
 
     /// Stops accepting.
     func close() {
-        Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
+        listener.close()
     }
 }
