@@ -157,7 +157,10 @@ struct ProtocolEdgeCases {
         let (outcome, time) = try await timedCase(transport, on: server, request)
         #expect(outcome.error == .timedOut, "\(outcome.result)")
         // libcurl never delivers the padding to URLSessionTransport, whose idle watchdog fires
-        // too (the connection was open 1.0 s on both transports).
-        #expect(time.map { $0 < .milliseconds(1500) } == true, "open for \(String(describing: time))")
+        // too: 1.0 s when run alone, like the native transport, but that watchdog runs on Swift's
+        // cooperative threads, which a full parallel test run can hold for seconds; the bound then
+        // only shows that the padding (6 s of it) did not keep the request alive.
+        let bound: Duration = transport == .native ? .milliseconds(1500) : .seconds(5)
+        #expect(time.map { $0 < bound } == true, "open for \(String(describing: time))")
     }
 }
