@@ -119,6 +119,9 @@ struct ProtocolEdgeCases {
         request.timeout = .seconds(1)
         let (dripped, time) = try await timedCase(transport, on: server, request)
         #expect(dripped.error == .timedOut || dripped.error == .badResponse, "\(dripped.result)")
+        if transport == .native {
+            #expect(dripped.error?.description.contains("no complete response head") == true, "\(dripped.result)")
+        }
         let expectPrompt = { #expect(time.map { $0 < .milliseconds(1500) } == true, "open for \(String(describing: time))") }
         switch transport {
         case .native:
@@ -156,6 +159,9 @@ struct ProtocolEdgeCases {
         request.timeout = .seconds(1)
         let (outcome, time) = try await timedCase(transport, on: server, request)
         #expect(outcome.error == .timedOut, "\(outcome.result)")
+        if transport == .native {
+            #expect(outcome.error?.description.contains("no body bytes") == true, "\(outcome.result)")
+        }
         // libcurl never delivers the padding to URLSessionTransport, whose idle watchdog fires
         // too: 1.0 s when run alone, like the native transport, but that watchdog runs on Swift's
         // cooperative threads, which a full parallel test run can hold for seconds; the bound then

@@ -211,7 +211,10 @@ extension HTTP1ClientConnection {
             }
             let deadline = lastProgress &+ exchange.timeout
             if now >= deadline {
-                fail(.timedOut.with(detail: "nothing arrived from \(key) for \(exchange.request.timeout)"))
+                let silence = responsePhase == .head
+                    ? "no complete response head came from \(key) within \(exchange.request.timeout) of sending"
+                    : "no body bytes came from \(key) for \(exchange.request.timeout)"
+                fail(.timedOut.with(detail: silence))
             } else if slot != nil {
                 // Tick at least every horizon, so that once idle again the connection keeps being
                 // checked for requests sent on it directly, without rescheduling per request.
