@@ -65,7 +65,7 @@ struct HugeInputCases {
         #expect(outcome.response?.body == TestServer.bytesPattern(count: 10_000), "\(outcome.result)")
     }
 
-    @Test("E6 1-byte chunks padded with 4 KiB chunk extensions count toward the body limit: bodyTooLarge", arguments: TransportUnderTest.allCases)
+    @Test("E6 (L1) 1-byte chunks padded with 4 KiB chunk extensions count toward the body limit: bodyTooLarge", arguments: TransportUnderTest.allCases)
     func paddedChunks(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }

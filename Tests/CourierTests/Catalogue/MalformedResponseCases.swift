@@ -120,7 +120,7 @@ struct MalformedResponseCases {
         #expect(outcome.response?.text == "one", "\(outcome.result)")
     }
 
-    @Test("C7 a response with both Transfer-Encoding and Content-Length is read as chunked, and its connection is not reused", arguments: TransportUnderTest.allCases)
+    @Test("C7 (I6) a response with both Transfer-Encoding and Content-Length is read as chunked, and its connection is not reused", arguments: TransportUnderTest.allCases)
     func chunkedWithLength(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }

@@ -108,7 +108,7 @@ struct ProtocolEdgeCases {
         return (outcome, lifetime.duration)
     }
 
-    @Test("D7 interim (1xx) responses cannot keep a request alive: one every 200 ms does not stop a 1 s timeout, and more than 10 fail at once", arguments: TransportUnderTest.allCases)
+    @Test("D7 (L1) interim (1xx) responses cannot keep a request alive: one every 200 ms does not stop a 1 s timeout, and more than 10 fail at once", arguments: TransportUnderTest.allCases)
     func interimFlood(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
@@ -146,7 +146,7 @@ struct ProtocolEdgeCases {
         }
     }
 
-    @Test("D8 a chunk-size line padded with an extension one byte at a time is not progress: a 1 s timeout ends it", arguments: TransportUnderTest.allCases)
+    @Test("D8 (L1) a chunk-size line padded with an extension one byte at a time is not progress: a 1 s timeout ends it", arguments: TransportUnderTest.allCases)
     func chunkExtensionDrip(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
