@@ -21,7 +21,7 @@ extension TLSClientSession {
         if serverNameIsIPAddress {
             accepted = X509_VERIFY_PARAM_set1_ip_asc(parameters, verificationName) == 1
         } else {
-            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            X509_VERIFY_PARAM_set_hostflags(parameters, Self.hostCheckFlags)
             accepted = X509_VERIFY_PARAM_set1_host(parameters, verificationName, verificationName.utf8.count) == 1
         }
         guard accepted else {
@@ -55,9 +55,13 @@ extension TLSClientSession {
         if isIPAddress {
             return X509_check_ip_asc(certificate, name, 0) == 1
         }
-        return X509_check_host(certificate, name, name.utf8.count,
-                               UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS), nil) == 1
+        return X509_check_host(certificate, name, name.utf8.count, hostCheckFlags, nil) == 1
     }
+
+    /// How a host name is matched: wildcards only as a whole leftmost label, and
+    /// only against subjectAltName DNS names, never the subject's common name
+    /// (RFC 6125 §6.4.4; browsers stopped reading it long ago).
+    private static let hostCheckFlags = UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT)
 
     private func checkPins(on certificate: OpaquePointer) throws(TLSError) {
         var certificateDigest: [UInt8]?
@@ -96,10 +100,14 @@ extension TLSClientSession {
 
     /// Classifies a failed `SSL_do_handshake`.
     ///
+    /// OpenSSL's verify result is consulted only when chain verification is on:
+    /// without it OpenSSL still records why the chain would have failed, but that
+    /// is not why the handshake failed.
+    ///
     /// - Parameter code: the result of `SSL_get_error`.
     /// - Returns: the error to throw, with OpenSSL's verify result and error queue.
     func handshakeError(sslError code: Int32) -> TLSError {
-        let verifyResult = SSL_get_verify_result(ssl)
+        let verifyResult = configuration.verifyCertificate ? SSL_get_verify_result(ssl) : Int(X509_V_OK)
         let reasons = OpenSSL.peekErrorReasons()
         let queue = OpenSSL.drainErrorQueue()
         let queueText = queue.isEmpty ? "" : "; OpenSSL: \(queue)"

@@ -27,7 +27,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// Pins are checked after a successful handshake (and after chain
     /// verification, when that is enabled). When a configuration has pins, at
     /// least one of them must match the leaf certificate or the session fails
-    /// with ``TLSError/pinMismatch``.
+    /// with ``TLSError/pinMismatch``. A pin whose digest is not exactly 32 bytes
+    /// could never match: ``TLSContext`` refuses it with
+    /// ``TLSError/invalidConfiguration``.
     public enum CertificatePin: Sendable, Hashable {
         /// The SHA-256 digest (32 bytes) of the leaf certificate's DER encoding.
         case certificateSHA256(Data)
@@ -44,11 +46,18 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// Whether the server's certificate chain must verify against
     /// ``trustRoots`` (signatures, validity dates, usage). Default: `true`.
     ///
-    /// Turning this off accepts any certificate; combine it with ``pins`` for
-    /// a self-signed server rather than disabling all checks.
+    /// Turning this off accepts any certificate, so the host name check alone
+    /// proves nothing (anyone can make a certificate naming any host). Only two
+    /// combinations are accepted, and ``TLSContext`` refuses the others with
+    /// ``TLSError/invalidConfiguration``:
+    /// - chain verification off with ``pins``: a self-signed server you pinned
+    ///   (OkHttp's way);
+    /// - chain verification *and* ``verifyHostname`` off: any server at all,
+    ///   knowingly insecure (curl's `-k`).
     public var verifyCertificate: Bool
-    /// Whether the certificate must name the server (DNS name or IP address in
-    /// its subjectAltName). Default: `true`.
+    /// Whether the certificate must name the server (a DNS name or IP address in
+    /// its subjectAltName; the subject's common name is never consulted).
+    /// Default: `true`.
     public var verifyHostname: Bool
     /// Pins on the leaf certificate; any match passes. Default: none.
     public var pins: [CertificatePin]
@@ -77,5 +86,31 @@ public struct TLSConfiguration: Sendable, Hashable {
         self.verifyHostname = verifyHostname
         self.pins = pins
         self.applicationProtocols = applicationProtocols
+    }
+
+    /// The length of a SHA-256 digest, the only length a pin can have.
+    public static let pinLength = 32
+
+    /// Checks the combinations that cannot give the protection they appear to.
+    ///
+    /// - Throws: ``TLSError/invalidConfiguration`` when a pin's digest is not
+    ///   ``pinLength`` bytes, or when chain verification is off without pins
+    ///   while the host name check is still on (that check would trust any
+    ///   self-made certificate naming the host).
+    public func validate() throws(TLSError) {
+        for pin in pins {
+            let digest = switch pin {
+            case .certificateSHA256(let digest), .publicKeySHA256(let digest): digest
+            }
+            guard digest.count == Self.pinLength else {
+                throw TLSError.invalidConfiguration.with(
+                    detail: "a pin must be a \(Self.pinLength)-byte SHA-256 digest, got \(digest.count) bytes")
+            }
+        }
+        if !verifyCertificate && verifyHostname && pins.isEmpty {
+            throw TLSError.invalidConfiguration.with(
+                detail: "chain verification is off and there are no pins, so any certificate naming the host "
+                    + "would pass: add pins, or also turn off host name verification to accept any server knowingly")
+        }
     }
 }

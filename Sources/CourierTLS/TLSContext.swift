@@ -30,10 +30,12 @@ public final class TLSContext: Sendable {
     /// Builds a context.
     ///
     /// - Parameter configuration: the settings for every session created from this context.
-    /// - Throws: ``TLSError/invalidConfiguration`` if a PEM bundle holds no
-    ///   readable certificate or an ALPN protocol name is empty or longer than
-    ///   255 bytes; ``TLSError/internalError`` if OpenSSL cannot create the context.
+    /// - Throws: ``TLSError/invalidConfiguration`` if the configuration fails
+    ///   ``TLSConfiguration/validate()``, a PEM bundle holds no readable
+    ///   certificate, or an ALPN protocol name is empty or longer than 255 bytes;
+    ///   ``TLSError/internalError`` if OpenSSL cannot create the context.
     public init(configuration: TLSConfiguration) throws(TLSError) {
+        try configuration.validate()
         ERR_clear_error()
         guard let method = TLS_client_method(), let context = SSL_CTX_new(method) else {
             throw TLSError.internalError.with(detail: "SSL_CTX_new failed: \(OpenSSL.drainErrorQueue())")

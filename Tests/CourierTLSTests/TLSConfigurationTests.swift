@@ -19,6 +19,21 @@ struct TLSConfigurationTests {
         #expect(configuration.applicationProtocols == ["http/1.1"])
     }
 
+    @Test("I1 chain verification off is refused without pins unless the host name check is off too (curl -k)")
+    func chainVerificationOff() throws {
+        let unpinned = TLSConfiguration(verifyCertificate: false)
+        let error = #expect(throws: TLSError.invalidConfiguration) { try TLSContext(configuration: unpinned) }
+        #expect(error?.description.contains("no pins") == true)
+        #expect(throws: TLSError.invalidConfiguration) { try unpinned.validate() }
+        // The two honest combinations: pinned, or knowingly insecure.
+        let pinned = TLSConfiguration(verifyCertificate: false, pins: [.publicKeySHA256(Data(count: 32))])
+        #expect(try TLSContext(configuration: pinned).configuration == pinned)
+        let insecure = TLSConfiguration(verifyCertificate: false, verifyHostname: false)
+        #expect(try TLSContext(configuration: insecure).configuration == insecure)
+        // Host name verification alone off, with a verified chain, stays allowed.
+        #expect(throws: Never.self) { try TLSConfiguration(verifyHostname: false).validate() }
+    }
+
     @Test("a context with the system trust store builds and keeps its configuration")
     func systemContext() throws {
         let configuration = TLSConfiguration(applicationProtocols: ["h2", "http/1.1"])

@@ -159,7 +159,7 @@ struct TLSHandshakeTests {
         }
     }
 
-    @Test("a self-signed leaf is untrusted; with verification off it is accepted but the host name is still checked")
+    @Test("a self-signed leaf is untrusted; with verification and host name checks off (curl -k) it is accepted")
     func selfSignedLeaf() throws {
         let pki = try TestPKI.make()
         defer { pki.remove() }
@@ -170,18 +170,48 @@ struct TLSHandshakeTests {
             }
             #expect(error?.description.contains("self-signed certificate") == true)
 
-            var unverified = TLSConfiguration(trustRoots: .pem(pki.caPEM))
-            unverified.verifyCertificate = false
-            #expect(try connect(to: server, configuration: unverified).session.isHandshakeComplete)
-            #expect(throws: TLSError.hostnameMismatch) {
-                try connect(to: server, configuration: unverified, serverName: "other.test")
+            let insecure = TLSConfiguration(trustRoots: .pem(pki.caPEM), verifyCertificate: false, verifyHostname: false)
+            #expect(try connect(to: server, configuration: insecure, serverName: "other.test").session.isHandshakeComplete)
+        }
+    }
+
+    @Test("I2 a certificate that names its host only in the subject CN (no DNS subjectAltName) fails with hostnameMismatch")
+    func commonNameOnly() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let leaf = try pki.issue("localhost", subjectAltName: nil)  // CN=localhost, no SAN
+        try withServer(leaf) { server throws in
+            // Checked by OpenSSL during chain verification...
+            let error = #expect(throws: TLSError.hostnameMismatch) {
+                try connect(to: server, configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
             }
+            #expect(error?.verifyResult != nil)
+            // ...and by the session itself when a pinned server is not chain-verified.
+            let pin = try pki.publicKeySHA256(leaf)
             #expect(throws: TLSError.hostnameMismatch) {
-                try connect(to: server, configuration: unverified, serverName: "127.0.0.1")
+                try connect(to: server, configuration: TLSConfiguration(verifyCertificate: false, pins: [.publicKeySHA256(pin)]))
             }
-            unverified.verifyHostname = false
-            #expect(try connect(to: server, configuration: unverified, serverName: "other.test")
-                .session.isHandshakeComplete)
+        }
+    }
+
+    @Test("I3 with chain verification off, a handshake that fails for another reason is not reported as a certificate error")
+    func verifyResultIgnoredWithoutChainVerification() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let leaf = try pki.selfSigned("device", subjectAltName: "DNS:localhost")
+        // A TLS 1.2 server that demands a client certificate aborts the handshake after the
+        // client has recorded the self-signed chain as a (to be ignored) verify failure.
+        try withServer(leaf, arguments: ["-tls1_2", "-Verify", "1"]) { server throws in
+            let insecure = TLSConfiguration(verifyCertificate: false, verifyHostname: false)
+            let error = #expect(throws: TLSError.handshakeFailed) {
+                try connect(to: server, configuration: insecure)
+            }
+            #expect(error?.isCertificateError == false)
+            #expect(error?.verifyResult == nil)
+            // The same server with chain verification on still reports the certificate.
+            #expect(throws: TLSError.untrustedCertificate) {
+                try connect(to: server, configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
+            }
         }
     }
 

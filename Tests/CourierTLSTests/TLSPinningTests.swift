@@ -42,12 +42,12 @@ struct TLSPinningTests {
             var configuration = TLSConfiguration(trustRoots: .pem(pki.caPEM))
             // A certificate pin is not a public-key pin: the kinds are not interchangeable.
             configuration.pins = [.certificateSHA256(otherCertificatePin), .publicKeySHA256(otherKeyPin),
-                                  .publicKeySHA256(leafCertificatePin), .certificateSHA256(Data())]
+                                  .publicKeySHA256(leafCertificatePin)]
             let error = #expect(throws: TLSError.pinMismatch) {
                 try connect(to: server, configuration: configuration)
             }
             #expect(error?.isCertificateError == true)
-            #expect(error?.description.contains("4 configured pin(s)") == true)
+            #expect(error?.description.contains("3 configured pin(s)") == true)
         }
     }
 
@@ -65,6 +65,27 @@ struct TLSPinningTests {
             #expect(throws: TLSError.pinMismatch) {
                 try connect(to: server, configuration: configuration, serverName: "127.0.0.1")
             }
+        }
+    }
+
+    @Test("I5 a pin whose digest is not 32 bytes fails with invalidConfiguration before any connection")
+    func pinLength() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let leaf = try pki.issue("localhost", subjectAltName: "DNS:localhost")
+        let good = try pki.publicKeySHA256(leaf)
+        for digest in [Data(), good.dropLast(), good + Data([0]), Data(Array("sha256/base64text".utf8))] {
+            for pin in [TLSConfiguration.CertificatePin.certificateSHA256(digest), .publicKeySHA256(digest)] {
+                // Next to a good pin too: a pin that can never match is a mistake, not a fallback.
+                let configuration = TLSConfiguration(trustRoots: .pem(pki.caPEM), pins: [.publicKeySHA256(good), pin])
+                let error = #expect(throws: TLSError.invalidConfiguration, "\(digest.count) bytes") {
+                    try TLSContext(configuration: configuration)
+                }
+                #expect(error?.description.contains("got \(digest.count) bytes") == true)
+            }
+        }
+        #expect(throws: Never.self) {
+            try TLSContext(configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM), pins: [.certificateSHA256(good)]))
         }
     }
 

@@ -68,18 +68,19 @@ struct TestPKI {
     ///
     /// - Parameters:
     ///   - name: a file name stem, unique within this PKI.
-    ///   - subjectAltName: e.g. `"DNS:localhost, IP:127.0.0.1"`.
+    ///   - subjectAltName: e.g. `"DNS:localhost, IP:127.0.0.1"`; `nil` for a
+    ///     certificate that names its host in the subject's CN (`name`) only.
     ///   - validity: `nil` for "now plus two days", or explicit
     ///     `YYYYMMDDHHMMSSZ` start and end dates (`openssl ca -startdate/-enddate`,
     ///     since `x509 -not_before` needs OpenSSL 3.4).
-    func issue(_ name: String, subjectAltName: String,
+    func issue(_ name: String, subjectAltName: String?,
                validity: (start: String, end: String)? = nil) throws -> Leaf {
         try """
         [ leaf ]
         basicConstraints = critical, CA:FALSE
         keyUsage = critical, digitalSignature
         extendedKeyUsage = serverAuth
-        subjectAltName = \(subjectAltName)
+        \(subjectAltName.map { "subjectAltName = \($0)" } ?? "")
 
         """.write(to: directory.appendingPathComponent("\(name).ext"), atomically: true, encoding: .utf8)
         try OpenSSLTool.run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",

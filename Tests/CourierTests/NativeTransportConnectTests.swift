@@ -20,6 +20,23 @@ struct NativeTransportConnectTests {
         }
     }
 
+    @Test("I1 I5 TLS options that cannot protect (chain off without pins, a pin that is not 32 bytes) fail https requests with tlsFailed before connecting")
+    func unusableTLSOptions() async throws {
+        try await withLeakCheck { leaks throws in
+            let url = URL(string: "https://127.0.0.1:1/")!  // nothing listens: connecting would fail with cannotConnect
+            leaks.watch(port: 1)
+            let unusable = [TLSOptions(verifiesCertificateChain: false),
+                            TLSOptions(pins: [.publicKeySHA256(Data(count: 31))])]
+            for options in unusable {
+                let transport = leaks.native(.init(tls: options))
+                defer { transport.shutdown() }
+                let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, url) }
+                #expect(error == .tlsFailed, "\(String(describing: error))")
+                #expect(error?.description.contains("Invalid TLS configuration") == true, "\(String(describing: error))")
+            }
+        }
+    }
+
     @Test("localhost resolves (off the loop) and connects to the IPv4 listener")
     func localhost() async throws {
         try await withNativeServer { server, transport throws in

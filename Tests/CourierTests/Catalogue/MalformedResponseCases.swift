@@ -119,4 +119,23 @@ struct MalformedResponseCases {
         })
         #expect(outcome.response?.text == "one", "\(outcome.result)")
     }
+
+    @Test("C7 (I6) a response with both Transfer-Encoding and Content-Length is read as chunked, and its connection is not reused", arguments: TransportUnderTest.allCases)
+    func chunkedWithLength(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let both = "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+        let requests = rawRoutes([both], on: server, closing: false)
+        let outcome = try await runCase(transport, on: server, requests[0], during: { context, _ in
+            #expect(await eventually { context.recorder.closureTerminalCount == 1 })
+            let echo = try await context.connection.get("/echo").decode(Echo.self)
+            let expectFresh = { #expect(echo.connection == 2 && echo.request == 1, "reused: connection \(echo.connection), request \(echo.request)") }
+            if transport == .native {
+                expectFresh()
+            } else {
+                withKnownIssue("libcurl keeps the connection of a response framed two ways", isIntermittent: true, expectFresh)
+            }
+        })
+        #expect(outcome.response?.text == "ok", "\(outcome.result)")
+    }
 }

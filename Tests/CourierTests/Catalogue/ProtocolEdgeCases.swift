@@ -97,4 +97,76 @@ struct ProtocolEdgeCases {
         #expect(outcomes[0].response?.text == "all of it", "\(outcomes[0].result)")
         #expect(outcomes[1].response?.text == "until the end", "\(outcomes[1].result)")
     }
+
+    /// Runs a single-request case and returns how long its connection stayed open: how long
+    /// the transport kept the request alive (see ``ConnectionLifetime``).
+    private func timedCase(_ transport: TransportUnderTest, on server: TestServer,
+                           _ request: HTTPRequest) async throws -> (outcome: CaseOutcome, open: Duration?) {
+        let lifetime = ConnectionLifetime(server)
+        let outcome = try await runCase(transport, on: server, request)
+        _ = await eventually { lifetime.duration != nil }
+        return (outcome, lifetime.duration)
+    }
+
+    @Test("D7 (L1) interim (1xx) responses cannot keep a request alive: one every 200 ms does not stop a 1 s timeout, and more than 10 fail at once", arguments: TransportUnderTest.allCases)
+    func interimFlood(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        // 4 s of interim responses, then silence (bounded, in case a client accepts them all).
+        let drip: [TestServer.Step] = (0..<20).flatMap { _ in [.send("HTTP/1.1 100 Continue\r\n\r\n"), .pause(.milliseconds(200))] }
+        server.route("/interim-drip") { _ in .script(drip) }
+        var request = HTTPRequest(.get, "/interim-drip")
+        request.timeout = .seconds(1)
+        let (dripped, time) = try await timedCase(transport, on: server, request)
+        #expect(dripped.error == .timedOut || dripped.error == .badResponse, "\(dripped.result)")
+        if transport == .native {
+            #expect(dripped.error?.description.contains("no complete response head") == true, "\(dripped.result)")
+        }
+        let expectPrompt = { #expect(time.map { $0 < .milliseconds(1500) } == true, "open for \(String(describing: time))") }
+        switch transport {
+        case .native:
+            expectPrompt()
+        case .urlSession:
+            // The request outlives the interim responses (they stop after 4 s; open 4.8 s measured).
+            withKnownIssue("on FoundationNetworking interim responses keep the request alive past its timeout", expectPrompt)
+        }
+
+        let burst = { (count: Int) in String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: count) + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" }
+        raw("/interim-10", burst(10), on: server)
+        raw("/interim-11", burst(11), on: server)
+        let outcomes = try await runCase(transport, on: server, [HTTPRequest(.get, "/interim-10"), HTTPRequest(.get, "/interim-11")])
+        #expect(outcomes[0].response?.text == "ok", "\(outcomes[0].result)")
+        switch transport {
+        case .native:
+            #expect(outcomes[1].error == .badResponse, "\(outcomes[1].result)")
+            #expect(outcomes[1].error?.description.contains("more than 10 interim") == true, "\(outcomes[1].result)")
+        case .urlSession:
+            // libcurl has no limit on interim responses.
+            #expect(outcomes[1].response?.text == "ok", "\(outcomes[1].result)")
+        }
+    }
+
+    @Test("D8 (L1) a chunk-size line padded with an extension one byte at a time is not progress: a 1 s timeout ends it", arguments: TransportUnderTest.allCases)
+    func chunkExtensionDrip(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        // 6 s of extension bytes (within the 4 KiB chunk-size line limit), never a payload byte.
+        let drip: [TestServer.Step] = (0..<60).flatMap { _ in [.pause(.milliseconds(100)), .send("a")] }
+        server.route("/extension-drip") { _ in
+            .script([.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;pad=")] + drip)
+        }
+        var request = HTTPRequest(.get, "/extension-drip")
+        request.timeout = .seconds(1)
+        let (outcome, time) = try await timedCase(transport, on: server, request)
+        #expect(outcome.error == .timedOut, "\(outcome.result)")
+        if transport == .native {
+            #expect(outcome.error?.description.contains("no body bytes") == true, "\(outcome.result)")
+        }
+        // libcurl never delivers the padding to URLSessionTransport, whose idle watchdog fires
+        // too: 1.0 s when run alone, like the native transport, but that watchdog runs on Swift's
+        // cooperative threads, which a full parallel test run can hold for seconds; the bound then
+        // only shows that the padding (6 s of it) did not keep the request alive.
+        let bound: Duration = transport == .native ? .milliseconds(1500) : .seconds(5)
+        #expect(time.map { $0 < bound } == true, "open for \(String(describing: time))")
+    }
 }

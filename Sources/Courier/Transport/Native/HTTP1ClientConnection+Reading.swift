@@ -8,6 +8,11 @@ extension HTTP1ClientConnection {
     ///
     /// Reads again only when a read filled the whole buffer and the exchange goes on, so a small
     /// response costs one `read` call; level-triggered epoll reports the rest.
+    ///
+    /// A read alone is not progress for the request's timeout: the final response head must
+    /// arrive within the timeout of the request's last written byte, however it trickles and
+    /// whatever interim (1xx) responses come first; after it, only body payload bytes count
+    /// (not chunk-size lines, extensions or trailers).
     func readAvailable() {
         guard let context, let socket else { return }
         let buffer = context.readBuffer
@@ -21,9 +26,7 @@ extension HTTP1ClientConnection {
             }
             switch result {
             case .bytes(let count):
-                let now = EventLoop.now()
-                lastProgress = now
-                pool?.lastProgress = now
+                pool?.lastProgress = EventLoop.now()
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
                 if let tls {
                     tls.feedCiphertext(bytes)
@@ -110,6 +113,11 @@ extension HTTP1ClientConnection {
                         fail(.badResponse.with(detail: "unexpected 101 Switching Protocols"))
                         return
                     }
+                    interimResponses += 1
+                    if interimResponses > Self.maxInterimResponses {
+                        fail(.badResponse.with(detail: "more than \(Self.maxInterimResponses) interim (1xx) responses before the final one"))
+                        return
+                    }
                     continue  // 1xx informational: the final response follows
                 }
                 guard beginBody(head, exchange) else { return }
@@ -119,6 +127,7 @@ extension HTTP1ClientConnection {
                 }
             case .body:
                 let outcome: (consumed: Int, isComplete: Bool)
+                let payloadBefore = decoder.payloadBytes
                 do {
                     outcome = try decoder.decode(rest) { run in try self.deliver(run, to: exchange) }
                 } catch let error as HTTPConnectionError {
@@ -132,13 +141,21 @@ extension HTTP1ClientConnection {
                     return
                 }
                 offset += outcome.consumed
-                if outcome.isComplete {
+                if decoder.payloadBytes != payloadBefore { lastProgress = EventLoop.now() }
+                framedBodyBytes &+= outcome.consumed
+                let limit = exchange.request.maxResponseBodySize
+                if framedBodyBytes > limit {
+                    fail(.bodyTooLarge.with(detail: "the body with its chunk framing exceeds the limit of \(limit) bytes"))
+                } else if outcome.isComplete {
                     finishResponse(extraBytes: offset < bytes.count)
                 }
                 return
             }
         }
     }
+
+    /// The most interim (1xx) responses accepted before the final one; more fail the request.
+    static let maxInterimResponses = 10
 
     /// Sets up the body of a final response head. Returns `false` when the exchange failed.
     private func beginBody(_ head: HTTPResponseHead, _ exchange: NativeExchange) -> Bool {
@@ -165,8 +182,12 @@ extension HTTP1ClientConnection {
         case .none, .chunked:
             break
         }
-        keepAlive = head.keepAlive
+        // Chunked wins over a Content-Length sent with it (RFC 9112 §6.3), but a server that
+        // frames a response two ways cannot be trusted to frame the next one: close after it.
+        keepAlive = head.keepAlive && !(framing == .chunked && head.value(for: "Content-Length") != nil)
         decoder = BodyDecoder(framing: framing, limits: settings.limits)
+        framedBodyBytes = 0
+        lastProgress = EventLoop.now()
         contentDecoder = nil
         if settings.decompression, framing != .none, let coding = head.value(for: "Content-Encoding") {
             contentDecoder = ContentDecoder(contentEncoding: coding, maxOutputBytes: settings.maxDecompressedBytes,

@@ -15,11 +15,17 @@ extension HTTP1ClientConnection {
         handshakeStep()
     }
 
-    /// Reads handshake bytes from the server and advances the handshake.
+    /// The most reads one readiness event handles during the handshake; level-triggered epoll
+    /// reports the rest.
+    static let handshakeReadsPerWakeup = 16
+
+    /// Reads handshake bytes from the server and advances the handshake after every read, so the
+    /// session never buffers more than one read of unprocessed ciphertext, however fast the peer
+    /// sends: a peer that streams garbage fails at its first record.
     func readHandshake() {
         guard let context, let socket, let tls else { return }
         let buffer = context.readBuffer
-        reading: while true {
+        for _ in 0..<Self.handshakeReadsPerWakeup where state == .handshaking {
             let result: Socket.IOResult
             do {
                 result = try socket.read(into: buffer)
@@ -31,15 +37,16 @@ extension HTTP1ClientConnection {
             case .bytes(let count):
                 lastProgress = EventLoop.now()
                 tls.feedCiphertext(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-                if count < buffer.count { break reading }
+                handshakeStep()
+                if count < buffer.count { return }
             case .wouldBlock:
-                break reading
+                return
             case .closed:
                 tls.feedEndOfInput()
-                break reading
+                handshakeStep()
+                return
             }
         }
-        handshakeStep()
     }
 
     /// Runs the handshake as far as the bytes received allow, and sends what it produced.

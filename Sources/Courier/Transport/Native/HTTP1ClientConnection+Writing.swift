@@ -8,8 +8,7 @@ extension HTTP1ClientConnection {
         self.exchange = exchange
         exchange.connection = self
         exchange.enter(.active)
-        responsePhase = .head
-        receivedResponseBytes = false
+        beginResponse()
         writeOffset = 0
         bodyOffset = 0
         bytesSent = 0
@@ -42,8 +41,7 @@ extension HTTP1ClientConnection {
         self.exchange = exchange
         exchange.connection = self
         exchange.enter(.active)
-        responsePhase = .head
-        receivedResponseBytes = false
+        beginResponse()
         writeOffset = request.written
         bodyOffset = 0
         bytesSent = request.written
@@ -56,6 +54,13 @@ extension HTTP1ClientConnection {
         } else {
             flush()
         }
+    }
+
+    /// Resets the response state for a new exchange.
+    private func beginResponse() {
+        responsePhase = .head
+        receivedResponseBytes = false
+        interimResponses = 0
     }
 
     /// Moves the TLS session's pending ciphertext into the write buffer.
@@ -206,7 +211,10 @@ extension HTTP1ClientConnection {
             }
             let deadline = lastProgress &+ exchange.timeout
             if now >= deadline {
-                fail(.timedOut.with(detail: "nothing arrived from \(key) for \(exchange.request.timeout)"))
+                let silence = responsePhase == .head
+                    ? "no complete response head came from \(key) within \(exchange.request.timeout) of sending"
+                    : "no body bytes came from \(key) for \(exchange.request.timeout)"
+                fail(.timedOut.with(detail: silence))
             } else if slot != nil {
                 // Tick at least every horizon, so that once idle again the connection keeps being
                 // checked for requests sent on it directly, without rescheduling per request.

@@ -54,7 +54,8 @@ final class HTTP1ClientConnection {
     var completedExchanges = 0
     /// When it last went back to the pool's idle list.
     var idleSince: UInt64 = 0
-    /// The last time bytes moved in either direction.
+    /// The last time the exchange made progress: request bytes written, the final response head
+    /// or body payload received (see `readAvailable()`).
     var lastProgress: UInt64 = 0
     var watchdog: EventLoop.Timer?
     var watchdogDeadline: UInt64 = 0
@@ -65,6 +66,10 @@ final class HTTP1ClientConnection {
     var contentDecoder: ContentDecoder?
     var responsePhase = ResponsePhase.head
     var receivedResponseBytes = false
+    /// Interim (1xx) responses received for the current exchange.
+    var interimResponses = 0
+    /// Body bytes on the wire so far, chunk framing included (counted toward the body limit).
+    var framedBodyBytes = 0
     var keepAlive = true
     var closeDelimited = false
     var declaredLength: Int64?

@@ -15,7 +15,12 @@ import Synchronization
 ///   connection, any other fails with ``HTTPConnectionError/staleConnection``.
 /// - **Strict.** Responses are parsed per RFC 9112 (Content-Length, chunked and close-delimited
 ///   bodies; HEAD, 1xx, 204 and 304; `Connection: close`). A malformed or oversized response
-///   ends in one clear error and its connection is discarded, never reused.
+///   ends in one clear error and its connection is discarded, never reused; so is the connection
+///   of a response framed both chunked and by `Content-Length`.
+/// - **Bounded.** A hostile server cannot keep a request alive past its timeout: the final
+///   response head must arrive within the request's timeout after its last byte was sent (at
+///   most 10 interim 1xx responses are accepted on the way); in the body only payload bytes
+///   count as progress, and chunk framing counts toward `maxResponseBodySize`.
 /// - **Secure.** `https` uses the system's OpenSSL: SNI, chain and host name verification,
 ///   TLS 1.2 or newer, custom trust roots and pins (``TLSOptions``).
 /// - **Streaming.** The observer hears the head, then body bytes as they arrive; a request's

@@ -27,7 +27,9 @@ public struct TLSOptions: Sendable, Hashable {
     }
 
     /// A pin on the server's leaf certificate. When pins are given, at least one must match or
-    /// the request fails with ``HTTPConnectionError/pinMismatch``.
+    /// the request fails with ``HTTPConnectionError/pinMismatch``. A digest that is not exactly
+    /// 32 bytes could never match: every `https` request then fails with
+    /// ``HTTPConnectionError/tlsFailed``, naming the invalid configuration.
     public enum Pin: Sendable, Hashable {
         /// The SHA-256 digest (32 bytes) of the leaf certificate's DER encoding.
         case certificateSHA256(Data)
@@ -51,9 +53,16 @@ public struct TLSOptions: Sendable, Hashable {
     /// The oldest protocol version to accept. Default: ``MinimumVersion/tls1_2``.
     public var minimumVersion: MinimumVersion
     /// Whether the certificate chain must verify against ``trustRoots``. Default: `true`.
-    /// Turning it off accepts any certificate: pair it with ``pins`` for a self-signed server.
+    ///
+    /// Turning it off accepts any certificate, and then a host name check proves nothing. So
+    /// it is accepted only together with ``pins`` (a pinned self-signed server, OkHttp's way),
+    /// or together with ``verifiesHostname`` off (any server at all, knowingly insecure, like
+    /// curl's `-k`). Otherwise every `https` request fails with
+    /// ``HTTPConnectionError/tlsFailed``, naming the invalid configuration. For a private CA,
+    /// keep verification on and add the CA to ``trustRoots`` instead.
     public var verifiesCertificateChain: Bool
-    /// Whether the certificate must name the host of the URL. Default: `true`.
+    /// Whether the certificate must name the host of the URL (in its subjectAltName; the
+    /// subject's common name is never consulted). Default: `true`.
     public var verifiesHostname: Bool
 
     /// Creates TLS options.
