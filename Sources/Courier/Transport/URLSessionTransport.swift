@@ -100,7 +100,9 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        completionHandler(nil)  // the pipeline owns redirects
+        // The pipeline owns redirects. An abandoned exchange is no longer registered: its task
+        // was cancelled, and an answer now could race with that cancel.
+        exchange(for: task)?.answerRedirect(completionHandler)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
