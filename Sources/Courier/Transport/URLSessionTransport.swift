@@ -41,8 +41,10 @@ public final class URLSessionTransport: Transport {
         session.invalidateAndCancel()
     }
 
-    /// Sends the request with a URLSession data task.
+    /// Sends the request with a URLSession data task. A request with a method, field name or value
+    /// HTTP forbids fails with ``HTTPConnectionError/invalidRequest`` (``TransportRequest/validate()``).
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
+        try request.validate()  // corelibs would silently drop a field whose value holds CR or LF
         // Corelibs truncates the interval to whole seconds (0 meaning its 60 s default), so the
         // exchange's own watchdog enforces the exact idle timeout; this is only a backstop.
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
