@@ -4,13 +4,15 @@ import Testing
 /// What a test run in a child process ended with.
 struct ChildTestOutcome: Sendable {
     /// The child's exit status: 0 passed, 1 a test failed, 128 + signal when it was killed by a
-    /// signal (a crash); `nil` when it outlived its time limit and was killed.
+    /// signal; `nil` when it outlived its time limit and was killed.
     let status: Int32?
     /// Its standard output and error, together.
     let output: String
 
-    /// Whether the process stopped on a signal: a crash, not a test failure.
-    var crashed: Bool { (status ?? 0) >= 128 }
+    /// Whether the process died before its test run ended: a crash, not a test failure. That is
+    /// a signal (status 128 + signal) or, under a sanitizer, its deadly-signal exit (TSan: 66),
+    /// so the test library's closing "Test run with …" line is what tells.
+    var crashed: Bool { status != nil && status != 0 && !output.contains("Test run with ") }
 
     /// Whether the child found exactly one test to run (a filter that matches none passes too).
     var ranOneTest: Bool { output.contains("Test run with 1 test ") }
