@@ -108,7 +108,6 @@ struct RequestPlan: Sendable {
     }
 
     private static func isValidField(_ field: HTTPHeaders.Field) -> Bool {
-        !field.name.isEmpty && field.name.utf8.allSatisfy(URLEncoding.isTokenByte)
-            && !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
+        TransportRequest.isValidField(field)
     }
 }

@@ -20,6 +20,11 @@ final class URLSessionExchange: Sendable {
         var ended = false
         /// The task, once it was created, and its identifier in the router.
         var task: (task: URLSessionTask, identifier: Int)?
+        /// The exchange was abandoned: its task is cancelled, or will be once the redirect
+        /// callback under way has answered.
+        var cancelling = false
+        /// URLSession's redirect callback is being answered; a cancel waits for the answer.
+        var answeringRedirect = false
     }
 
     private let url: URL
@@ -65,11 +70,39 @@ final class URLSessionExchange: Sendable {
     /// Cancels the task and ends the exchange now, without waiting for URLSession to report the
     /// end: corelibs never reports a task cancelled before it started, which would leave the
     /// caller waiting forever and the exchange registered.
+    ///
+    /// While the redirect callback is being answered, the task is cancelled right after the
+    /// answer instead (see ``answerRedirect(_:)``).
     func abandon(error: URLError) {
-        let task = state.withLock { $0.task }
-        task?.task.cancel()
+        let (task, cancelNow) = state.withLock { state in
+            state.cancelling = true
+            return (state.task, !state.answeringRedirect)
+        }
+        if cancelNow { task?.task.cancel() }
         if let task { unregister(task.identifier) }
         complete(error: error, response: nil)
+    }
+
+    /// Answers URLSession's redirect callback with `nil` (the pipeline follows redirects itself),
+    /// and orders it with a cancel.
+    ///
+    /// Corelibs stops the process when a task is cancelled between the redirect callback and
+    /// the moment its answer reaches the task's work queue ("Received callback for HTTP
+    /// redirection, but we're not waiting for it"). So a cancel that arrives during the answer
+    /// waits for it (the answer is then queued first), and a task that was already cancelled
+    /// gets no answer at all: its cancel ends it.
+    func answerRedirect(_ completionHandler: (URLRequest?) -> Void) {
+        let answer = state.withLock { state in
+            if !state.cancelling { state.answeringRedirect = true }
+            return !state.cancelling
+        }
+        guard answer else { return }
+        completionHandler(nil)
+        let deferredCancel = state.withLock { state in
+            state.answeringRedirect = false
+            return state.cancelling ? state.task?.task : nil
+        }
+        deferredCancel?.cancel()
     }
 
     /// Records the head; returns `false` when the body would be too large.

@@ -41,8 +41,10 @@ public final class URLSessionTransport: Transport {
         session.invalidateAndCancel()
     }
 
-    /// Sends the request with a URLSession data task.
+    /// Sends the request with a URLSession data task. A request with a method, field name or value
+    /// HTTP forbids fails with ``HTTPConnectionError/invalidRequest`` (``TransportRequest/validate()``).
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
+        try request.validate()  // corelibs would silently drop a field whose value holds CR or LF
         // Corelibs truncates the interval to whole seconds (0 meaning its 60 s default), so the
         // exchange's own watchdog enforces the exact idle timeout; this is only a backstop.
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
@@ -100,7 +102,9 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        completionHandler(nil)  // the pipeline owns redirects
+        // The pipeline owns redirects. An abandoned exchange is no longer registered: its task
+        // was cancelled, and an answer now could race with that cancel.
+        exchange(for: task)?.answerRedirect(completionHandler)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,

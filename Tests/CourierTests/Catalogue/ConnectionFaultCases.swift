@@ -40,7 +40,8 @@ struct ConnectionFaultCases {
         let server = try TestServer()
         defer { server.shutdown() }
         // FoundationNetworking stops the process when a head is cut short ("Transfer completed,
-        // but there's no response"), so URLSession is only given the cut body.
+        // but there's no response"), so URLSession is only given the cut body here; the cut head
+        // runs in a child process (ProcessStoppingCases).
         let targets = transport == .native ? ["/fault/close-mid-head", "/fault/close-mid-body"] : ["/fault/close-mid-body"]
         let outcomes = try await runCase(transport, on: server, targets.map { HTTPRequest(.get, $0) })
         for outcome in outcomes {

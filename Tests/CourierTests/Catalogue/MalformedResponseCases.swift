@@ -60,7 +60,8 @@ struct MalformedResponseCases {
                       head + "5\r\nhelloXX3\r\nabc\r\n0\r\n\r\n",
                       head + "5\r\nhello\r\n5\r\nwor"]
         // FoundationNetworking stops the process on a trailer field ("Transfer completed, but
-        // there's no response"), so URLSession gets the extensions without trailers.
+        // there's no response"), so URLSession gets the extensions without trailers here; the
+        // trailer runs in a child process (ProcessStoppingCases).
         let trailer = transport == .native ? "Trailer-Field: yes\r\n" : ""
         let good = [head + "5;name=value\r\nhello\r\n6;ext\r\n world\r\n0\r\n\(trailer)\r\n"]
         let outcomes = try await runCase(transport, on: server, rawRoutes(broken + good, on: server))

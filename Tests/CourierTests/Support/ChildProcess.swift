@@ -58,8 +58,29 @@ struct ChildProcess: Sendable {
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { return -1 }
         }
+        return Self.exitStatus(status)
+    }
+
+    /// The exit status `waitpid` reported, as a shell shows it (128 + signal when killed).
+    private static func exitStatus(_ status: Int32) -> Int32 {
         let signal = status & 0x7F
         return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    /// Waits at most `timeout` for the child to end, polling without blocking a thread; returns
+    /// its exit status (128 + signal when killed), or `nil` when it was still running and was
+    /// killed (``kill()``).
+    func wait(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        var status: Int32 = 0
+        while ContinuousClock.now < deadline {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { return Self.exitStatus(status) }
+            if reaped < 0 && errno != EINTR { return -1 }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        kill()
+        return nil
     }
 
     /// Whether the child still runs (it is reaped when it ended).

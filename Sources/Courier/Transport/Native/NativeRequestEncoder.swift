@@ -4,8 +4,9 @@ import Foundation
 /// goes out in one system call.
 ///
 /// The transport frames bodies itself: a `Content-Length` or `Transfer-Encoding` given by the
-/// caller is replaced by the body's real length. CR, LF and NUL in any name or value become
-/// spaces, so a bad value can never inject a field (the pipeline already rejects them).
+/// caller is replaced by the body's real length. A request whose method or field names are not
+/// tokens, or whose values hold CR, LF or NUL, is refused (``TransportRequest/validate()``), so a
+/// bad value can never inject a field, even from a request that bypassed the pipeline.
 enum NativeRequestEncoder {
     /// The `User-Agent` sent unless a request sets its own.
     static let userAgent = "Courier/\(NativeTransport.version)"
@@ -18,8 +19,10 @@ enum NativeRequestEncoder {
     ///   - target: its parsed URL.
     ///   - acceptEncoding: whether to add `Accept-Encoding: gzip, deflate` when absent.
     /// - Returns: the head, followed by the body when it is small (`bodyInlined`).
+    /// - Throws: ``HTTPConnectionError/invalidRequest`` for a method, name or value HTTP forbids.
     static func encode(_ request: TransportRequest, target: NativeRequestTarget,
-                       acceptEncoding: Bool) -> (wire: [UInt8], bodyInlined: Bool) {
+                       acceptEncoding: Bool) throws(HTTPConnectionError) -> (wire: [UInt8], bodyInlined: Bool) {
+        try request.validate()
         let body = request.body
         let inline = body.count <= inlineBodyLimit
         var bytes: [UInt8] = []
@@ -96,16 +99,9 @@ enum NativeRequestEncoder {
         }
     }
 
-    /// Appends text, turning CR, LF and NUL into spaces.
+    /// Appends text (validated already, or a URL's path and host, which cannot hold CR, LF or NUL).
     private static func append(_ text: String, to bytes: inout [UInt8]) {
-        let start = bytes.count
         bytes.append(contentsOf: text.utf8)
-        var index = start
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0x0D || byte == 0x0A || byte == 0 { bytes[index] = 0x20 }
-            index &+= 1
-        }
     }
 
     private static func appendLiteral(_ text: StaticString, to bytes: inout [UInt8]) {

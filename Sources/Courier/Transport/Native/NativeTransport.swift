@@ -115,7 +115,7 @@ public final class NativeTransport: Transport {
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
         let target = try NativeRequestTarget(url: request.url)
         let handle = try pool(for: target.key)
-        let (wire, inlined) = NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
+        let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
         let pool = handle.pool
         let loop = handle.loop
         let exchange = LoopBound(sending: NativeExchange(request: request, wire: wire, bodyInlined: inlined, observer: observer), to: loop)
