@@ -4,28 +4,36 @@ import Synchronization
 import Glibc
 #endif
 
-/// A store in one JSON file, readable and writable only by its owner (mode 0600).
+/// A store in one JSON file, readable and writable only by its owner (mode 0600), in a
+/// ``PrivateDirectory``.
 ///
-/// Every save writes a new file beside the old one, with mode 0600 from its creation, and
-/// renames it over the old one, so a crash never leaves a half-written store and the secrets
-/// are never readable by other users, not even for a moment.
+/// Every save writes a new file beside the old one, with mode 0600 from its creation, renames
+/// it over the old one and syncs the directory, so a crash never leaves a half-written store
+/// and the secrets are never readable by other users, not even for a moment. The directory is
+/// created with mode 0700 when missing; one owned by another user, or writable by group or
+/// others, is refused: loads and saves throw ``PrivateDirectory/Failure`` and the file in it
+/// is never read.
 public final class FileCredentialStore: CredentialStore, CustomStringConvertible {
     /// The file.
     public let fileURL: URL
+    private let directory: PrivateDirectory
     private let lock = Mutex(())
 
     /// Creates a store at `fileURL`; the file is created on the first save.
     public init(fileURL: URL) {
         self.fileURL = fileURL
+        directory = PrivateDirectory(url: fileURL.deletingLastPathComponent())
     }
 
     /// The stored credential, or `nil`.
-    /// - Throws: when the file exists but cannot be read or decoded.
+    /// - Throws: ``PrivateDirectory/Failure`` when the directory is refused; an error when the
+    ///   file exists but cannot be read or decoded.
     public func load(for key: String) throws -> Credential? {
         try lock.withLock { _ in try readAll()[key] }
     }
 
     /// Stores the credential, rewriting the file atomically with mode 0600.
+    /// - Throws: ``PrivateDirectory/Failure`` when the directory is refused or the write fails.
     public func save(_ credential: Credential, for key: String) throws {
         try lock.withLock { _ in
             var all = try readAll()
@@ -47,34 +55,18 @@ public final class FileCredentialStore: CredentialStore, CustomStringConvertible
     public var description: String { "FileCredentialStore(\(fileURL.path))" }
 
     private func readAll() throws -> [String: Credential] {
-        guard FileManager.default.fileExists(atPath: fileURL.path) else { return [:] }
-        return try JSONDecoder().decode([String: Credential].self, from: Data(contentsOf: fileURL))
+        guard let data = try directory.contents(of: fileURL.lastPathComponent) else { return [:] }
+        return try JSONDecoder().decode([String: Credential].self, from: data)
     }
 
     private func writeAll(_ all: [String: Credential]) throws {
-        let data = try JSONEncoder().encode(all)
-        try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Self.writeAtomically(data, to: fileURL.path, mode: 0o600)
+        try directory.write(try JSONEncoder().encode(all), to: fileURL.lastPathComponent)
     }
 
-    /// Writes `data` to a temporary file created with `mode`, syncs it, and renames it over `path`.
+    /// Writes `data` atomically, mode 0600, as the file `path` of a ``PrivateDirectory``
+    /// (`mode` must be 0600). Kept for `DiskCacheStore` until it uses ``PrivateDirectory`` itself.
     static func writeAtomically(_ data: Data, to path: String, mode: mode_t) throws {
-        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: temporary]) }
-        var ok = fchmod(fd, mode) == 0
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while ok, offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 { offset += written } else if errno != EINTR { ok = false }
-            }
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        let url = URL(fileURLWithPath: path)
+        try PrivateDirectory(url: url.deletingLastPathComponent()).write(data, to: url.lastPathComponent)
     }
 }
