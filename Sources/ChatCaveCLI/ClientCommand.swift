@@ -79,7 +79,7 @@ enum ClientCommand: String, CaseIterable, Sendable {
             let credentials = try await client.credentials()
             let user = self == .signup ? try await service.signUp(name: credentials.name, password: credentials.password)
                 : try await service.signIn(name: credentials.name, password: credentials.password)
-            output.line("Signed \(self == .signup ? "up" : "in") as \(user.name) (id \(user.id)) on \(service.serverURL.absoluteString).")
+            output.line("Signed \(self == .signup ? "up" : "in") as \(Self.shown(user.name)) (id \(Self.shown(user.id))) on \(service.serverURL.absoluteString).")
         case .signout:
             defer { client.forgetSession() }
             try await service.signOut()
@@ -88,20 +88,20 @@ enum ClientCommand: String, CaseIterable, Sendable {
             let rooms = try await service.fetchChatrooms()
             if rooms.isEmpty { output.line("No chatrooms yet. Create one: chatcave create <name>") }
             for room in rooms {
-                let names = room.chatters.map(\.name).joined(separator: ", ")
-                output.line("\(room.name)  [\(room.id)]  \(room.chatters.isEmpty ? "empty" : names)")
+                let names = room.chatters.map { Self.shown($0.name) }.joined(separator: ", ")
+                output.line("\(Self.shown(room.name))  [\(Self.shown(room.id))]  \(room.chatters.isEmpty ? "empty" : names)")
             }
         case .create:
             let room = try await service.createChatroom(named: positionals[0])
-            output.line("Created \(room.name) [\(room.id)].")
+            output.line("Created \(Self.shown(room.name)) [\(Self.shown(room.id))].")
         case .join:
             let room = try await client.room(positionals[0])
             let chatters = try await service.join(id: room.id)
-            output.line("Joined \(room.name): \(chatters.map(\.name).joined(separator: ", ")).")
+            output.line("Joined \(Self.shown(room.name)): \(chatters.map { Self.shown($0.name) }.joined(separator: ", ")).")
         case .leave:
             let room = try await client.room(positionals[0])
             try await service.leave(id: room.id)
-            output.line("Left \(room.name).")
+            output.line("Left \(Self.shown(room.name)).")
         case .say:
             let room = try await client.room(positionals[0])
             let message = try await service.postMessage(text: positionals.dropFirst().joined(separator: " "), to: room.id)
@@ -109,24 +109,30 @@ enum ClientCommand: String, CaseIterable, Sendable {
         case .delete:
             let room = try await client.room(positionals[0])
             let remaining = try await service.deleteChatroom(id: room.id)
-            output.line("Deleted \(room.name); \(remaining.count) room\(remaining.count == 1 ? "" : "s") left.")
+            output.line("Deleted \(Self.shown(room.name)); \(remaining.count) room\(remaining.count == 1 ? "" : "s") left.")
         case .tail:
             let room = try await client.room(positionals[0])
             try await TailCommand.run(room: room, service: service, arguments: arguments, output: output)
         }
     }
 
-    /// A sentence for a failure, in the CLI's words.
+    /// Text from the network (a name, an id, a server's reason) as it may be printed: on one
+    /// line, with control and bidi characters escaped.
+    private static func shown(_ text: String) -> String {
+        TerminalText.escaped(text)
+    }
+
+    /// A sentence for a failure, in the CLI's words; the server's own words are escaped.
     static func explain(_ error: ChatCaveError) -> String {
         switch error {
         case .notAuthorized: "not signed in, or the name and password were refused (try: chatcave signin)"
         case .forbidden: "forbidden: you may only act as yourself"
         case .notFound: "not found (run 'chatcave rooms' to see the rooms and their ids)"
-        case .rejected(let reason): reason
+        case .rejected(let reason): shown(reason)
         case .server: "the server failed; try again later"
-        case .transport(let underlying): "cannot reach the server: \(underlying)"
+        case .transport(let underlying): "cannot reach the server: \(shown("\(underlying)"))"
         case .cancelled: "cancelled"
-        case .invalidResponse(let detail): "the server's answer is unreadable: \(detail)"
+        case .invalidResponse(let detail): "the server's answer is unreadable: \(shown(detail))"
         }
     }
 }

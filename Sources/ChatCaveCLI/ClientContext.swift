@@ -95,7 +95,7 @@ final class ClientContext: ChatCaveServiceDelegate {
         case .notSignedIn: break
         }
         let suggested = challenge.userName ?? name
-        guard let typed = await Terminal.ask("Name\(suggested.map { " [\($0)]" } ?? ""): ") else { return nil }
+        guard let typed = await Terminal.ask("Name\(suggested.map { " [\(TerminalText.escaped($0))]" } ?? ""): ") else { return nil }
         let chosen = typed.isEmpty ? (suggested ?? "") : typed
         guard !chosen.isEmpty, let secret = await Terminal.ask("Password: ", secret: true), !secret.isEmpty else { return nil }
         return SignInCredentials(name: chosen, password: secret)
