@@ -4,18 +4,19 @@ import Foundation
 /// The client commands: `signup signin signout rooms create join leave say tail delete`.
 ///
 /// The server comes from `--server` or `CHATCAVE_SERVER` (else `http://127.0.0.1:3000`); the
-/// name and password from `--name`/`--password` or `CHATCAVE_NAME`/`CHATCAVE_PASSWORD`, else
-/// a prompt when standard input is a terminal. The signed-in user is remembered in a 0600
-/// session file; when the server refuses its key, the service asks for the name and password
-/// (the re-authentication queue) and the file is updated.
+/// name from `--name` or `CHATCAVE_NAME`; the password from ``PasswordOptions`` (`--password-stdin`,
+/// `--password-file`, `--password`, `CHATCAVE_PASSWORD`); else a prompt when standard input is
+/// a terminal. The signed-in user is remembered in a 0600 session file; when the server refuses
+/// its key, the service asks for the name and password (the re-authentication queue) and the
+/// file is updated. Everything printed that came from the server is escaped by ``TerminalText``.
 enum ClientCommand: String, CaseIterable, Sendable {
     case signup, signin, signout, rooms, create, join, leave, say, tail, delete
 
     /// The usage line and description of the command.
     var usage: String {
         let (synopsis, summary) = switch self {
-        case .signup: ("signup [--name NAME] [--password PASSWORD]", "Creates an account and signs in as it.")
-        case .signin: ("signin [--name NAME] [--password PASSWORD]", "Signs in and remembers the session.")
+        case .signup: ("signup [--name NAME] [--password-stdin | --password-file PATH]", "Creates an account and signs in as it.")
+        case .signin: ("signin [--name NAME] [--password-stdin | --password-file PATH]", "Signs in and remembers the session.")
         case .signout: ("signout", "Signs out (the server retires the API key) and forgets the session.")
         case .rooms: ("rooms", "Lists the chatrooms with their ids and chatters.")
         case .create: ("create <name>", "Creates a chatroom.")
@@ -33,7 +34,10 @@ enum ClientCommand: String, CaseIterable, Sendable {
             OPTIONS:
               --server URL          the server (or CHATCAVE_SERVER); http://127.0.0.1:3000 by default
               --name NAME           the user name (or CHATCAVE_NAME), when a sign-in is needed
-              --password PASSWORD   the password (or CHATCAVE_PASSWORD); prompted for when needed
+              --password-stdin      read the password from the first line of standard input
+              --password-file PATH  read the password from the first line of PATH (mode 0600: only you may read it)
+              --password PASSWORD   the password; other local users can see it (ps), so prefer the two above
+                                    or CHATCAVE_PASSWORD; without any, it is prompted for when needed
             """
     }
 
@@ -48,8 +52,10 @@ enum ClientCommand: String, CaseIterable, Sendable {
     /// Runs the command.
     /// - Returns: the exit code.
     /// - Throws: ``CommandArguments/UsageError`` for a usage mistake.
-    func run(_ arguments: [String], environment: [String: String], output: CommandOutput) async throws -> Int32 {
-        let parsed = try CommandArguments(arguments, valueOptions: ["server", "name", "password", "interval"])
+    func run(_ arguments: [String], environment: [String: String], standardInput: () -> String?,
+             output: CommandOutput) async throws -> Int32 {
+        let parsed = try CommandArguments(arguments, valueOptions: PasswordOptions.valueOptions.union(["server", "name", "interval"]),
+                                          flagOptions: PasswordOptions.flagOptions)
         if parsed.wantsHelp {
             output.line(usage)
             return ChatCaveCommandLine.success
@@ -59,7 +65,7 @@ enum ClientCommand: String, CaseIterable, Sendable {
         if parsed[option: "interval"] != nil, self != .tail {
             throw CommandArguments.UsageError(description: "unknown option '--interval'")
         }
-        let client = try ClientContext(arguments: parsed, environment: environment, output: output)
+        let client = try ClientContext(arguments: parsed, environment: environment, standardInput: standardInput, output: output)
         defer { client.finish() }
         do {
             try await perform(parsed.positionals, client: client, arguments: parsed)
