@@ -82,7 +82,8 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
             unlinkat(directory, temporary, 0)
             throw .failed(failure.step, path(of: name), failure.errno)
         }
-        if fsync(directory) != 0 { throw .failed("fsync", url.path, errno) }
+        // EINVAL: a file system that cannot sync directories; the rename itself has happened.
+        if fsync(directory) != 0, errno != EINVAL { throw .failed("fsync", url.path, errno) }
     }
 
     /// Removes the file `name` when it exists, and syncs the directory.

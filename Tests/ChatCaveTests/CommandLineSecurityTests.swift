@@ -51,7 +51,7 @@ extension CommandLineTests {
                 await ChatCaveCommandLine.run(["tail", "r1", "--interval", "0.05"], environment: environment,
                                               standardInput: { nil }, output: captured.output)
             }
-            #expect(await eventually(timeout: .seconds(10)) { captured.standardLines.contains { $0.contains("joined") } })
+            #expect(await eventually { captured.standardLines.contains { $0.contains("joined") } })
             tail.cancel()
             #expect(await tail.value == 0)
             var lines = captured.standardLines + captured.errorLines
@@ -91,7 +91,7 @@ extension CommandLineTests {
                 await ChatCaveCommandLine.run(["serve", "--host", "127.0.0.1", "--port", "0"], environment: [:],
                                               standardInput: { nil }, output: captured.output)
             }
-            #expect(await eventually(timeout: .seconds(10)) { captured.standardLines.contains { $0.contains("listening on http://127.0.0.1:") } })
+            #expect(await eventually { captured.standardLines.contains { $0.contains("listening on http://127.0.0.1:") } })
             serve.cancel()
             #expect(await serve.value == 0)
             #expect(captured.errorLines.isEmpty)
