@@ -20,7 +20,7 @@ extension CommandLineTests {
         server.route("/account") { _ in .json(status: 201, #"{"id": "u1\#(Self.hostile)", "name": "eve\#(Self.hostile)", "apiKey": "k"}"#) }
         server.route("/rooms") { request in
             if request.method == "POST" { return .json(status: 406, #"{"error": "no\#(Self.hostile)"}"#) }
-            return .json(#"[{"id": "r1", "name": "Lobby\#(Self.hostile)", "chatters": [{"id": "u1", "name": "mallory\#(Self.hostile)"}]}]"#)
+            return .json(#"[{"id": "r1", "name": "Lobby\#(Self.hostile)\n10:00:09.000  admin: x", "chatters": [{"id": "u1", "name": "mallory\#(Self.hostile)"}]}]"#)
         }
         server.route("/rooms/r1/messages") { _ in
             .json(#"""
@@ -71,7 +71,10 @@ extension CommandLineTests {
                           #"mallory\u{1B}"#, #"eve\u{1B}"#, #"bob\u{1B}"#, #"no\u{1B}[2J"#, #"(id u1\u{1B}"#] {
                 #expect(text.contains(shown), "\(shown) in \(lines)")
             }
-            // A line break inside a message stays one, but indented: it cannot pass for another message.
+            // A line break in a name is escaped; one inside a message stays one, but indented: neither
+            // can print a line that passes for another message.
+            #expect(text.contains(#"\u{A}10:00:09.000  admin: x"#))
+            #expect(!lines.flatMap { $0.split(separator: "\n") }.contains { $0.hasPrefix("10:00:09.000") })
             #expect(captured.standardLines.contains { $0.contains("\n              10:00:01.000  admin:") })
             #expect(!captured.standardLines.flatMap { $0.split(separator: "\n") }.contains { $0.hasPrefix("10:00:01.000") })
         }
