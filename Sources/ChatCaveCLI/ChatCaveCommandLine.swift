@@ -18,9 +18,12 @@ public enum ChatCaveCommandLine {
     ///   - arguments: the arguments after the program's name, e.g. `["say", "Lobby", "hi"]`.
     ///   - environment: the environment (`CHATCAVE_SERVER`, `CHATCAVE_NAME`, `CHATCAVE_PASSWORD`,
     ///     `CHATCAVE_HOME`, `PORT`, `HOME`); the process's by default.
+    ///   - standardInput: reads one line of standard input without its newline (`nil` at its
+    ///     end), for `--password-stdin`; `readLine()` by default.
     ///   - output: where to write; standard output and error by default.
     /// - Returns: the exit code.
     public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           standardInput: () -> String? = { readLine(strippingNewline: true) },
                            output: CommandOutput = .standard) async -> Int32 {
         guard let name = arguments.first else {
             output.error(usage)
@@ -40,7 +43,7 @@ public enum ChatCaveCommandLine {
                 guard let command = ClientCommand(rawValue: name) else {
                     throw CommandArguments.UsageError(description: "unknown command '\(name)'")
                 }
-                return try await command.run(rest, environment: environment, output: output)
+                return try await command.run(rest, environment: environment, standardInput: standardInput, output: output)
             }
         } catch let error as CommandArguments.UsageError {
             output.error("chatcave: \(error)")
@@ -76,9 +79,16 @@ public enum ChatCaveCommandLine {
         CLIENT OPTIONS:
           --server URL            the server (or CHATCAVE_SERVER); http://127.0.0.1:3000 by default
           --name NAME             the user name (or CHATCAVE_NAME)
-          --password PASSWORD     the password (or CHATCAVE_PASSWORD); prompted for when needed
+          --password-stdin        read the password from the first line of standard input
+          --password-file PATH    read the password from the first line of PATH (mode 0600: only you may read it)
+          --password PASSWORD     the password; other local users can see it (ps), so prefer the two above
+                                  or CHATCAVE_PASSWORD; without any, it is prompted for when needed
 
-        The signed-in user is remembered in $CHATCAVE_HOME/session.json (~/.chatcave by default), mode 0600.
+        The server speaks plain HTTP: keep it on 127.0.0.1, or put a TLS proxy in front (a warning says when not).
+        Text from the server is printed with control and bidi characters escaped, e.g. ESC as \\u{1B}.
+
+        The signed-in user is remembered in $CHATCAVE_HOME/session.json (~/.chatcave by default), mode 0600,
+        in a directory of mode 0700; a directory that another user owns or may write to is refused.
         Run 'chatcave <command> --help' for the options of one command.
         """
 }

@@ -16,21 +16,27 @@ final class ClientContext: ChatCaveServiceDelegate {
     private let transport = NativeTransport()
 
     /// Sets up the service for the command's server and resumes the remembered session.
-    /// - Throws: ``CommandArguments/UsageError`` for an unusable server URL.
-    init(arguments: CommandArguments, environment: [String: String], output: CommandOutput) throws {
+    /// Warns on standard error when the server is plain http beyond loopback.
+    /// - Throws: ``CommandArguments/UsageError`` for an unusable server URL or password option.
+    init(arguments: CommandArguments, environment: [String: String], standardInput: () -> String?,
+         output: CommandOutput) throws {
         let text = arguments[option: "server"] ?? environment["CHATCAVE_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
             ?? "http://127.0.0.1:3000"
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               url.host?.isEmpty == false else {
             throw CommandArguments.UsageError(description: "'\(text)' is not an http(s) URL")
         }
+        if let warning = CleartextWarning.forClient(talkingTo: url) { output.error(warning) }
         self.output = output
         self.sessionFile = SessionFile(environment: environment)
         self.givenName = arguments[option: "name"] ?? environment["CHATCAVE_NAME"].flatMap { $0.isEmpty ? nil : $0 }
-        self.givenPassword = arguments[option: "password"] ?? environment["CHATCAVE_PASSWORD"]
+        self.givenPassword = try PasswordOptions.password(from: arguments, environment: environment,
+                                                          standardInput: standardInput, output: output)
         self.service = ChatCaveService(serverURL: url, configuration: .init(transport: transport))
-        if let user = sessionFile.load(server: url) {
-            service.restoreSession(user: user)
+        do {
+            if let user = try sessionFile.load(server: url) { service.restoreSession(user: user) }
+        } catch {
+            output.error("chatcave: ignoring the saved session: \(error)")
         }
         let (name, password) = (givenName, givenPassword)
         service.authenticationHandler = { challenge in
@@ -58,7 +64,11 @@ final class ClientContext: ChatCaveServiceDelegate {
 
     /// Forgets the remembered session.
     func forgetSession() {
-        sessionFile.remove()
+        do {
+            try sessionFile.remove()
+        } catch {
+            output.error("chatcave: cannot forget the session: \(error)")
+        }
     }
 
     /// The name and password for `signup` and `signin`: from the options or environment, else prompted.
@@ -66,7 +76,8 @@ final class ClientContext: ChatCaveServiceDelegate {
     func credentials() async throws -> SignInCredentials {
         let challenge = AuthenticationChallenge(reason: .notSignedIn, userName: givenName, failedAttempts: 0)
         guard let credentials = await Self.answer(challenge, name: givenName, password: givenPassword, output: output) else {
-            throw ChatCaveError.rejected("a name and password are needed: --name and --password, or CHATCAVE_NAME and CHATCAVE_PASSWORD")
+            throw ChatCaveError.rejected("a name and password are needed: --name and --password-stdin (or --password-file), "
+                                        + "or CHATCAVE_NAME and CHATCAVE_PASSWORD")
         }
         return credentials
     }
@@ -95,7 +106,7 @@ final class ClientContext: ChatCaveServiceDelegate {
         case .notSignedIn: break
         }
         let suggested = challenge.userName ?? name
-        guard let typed = await Terminal.ask("Name\(suggested.map { " [\($0)]" } ?? ""): ") else { return nil }
+        guard let typed = await Terminal.ask("Name\(suggested.map { " [\(TerminalText.escaped($0))]" } ?? ""): ") else { return nil }
         let chosen = typed.isEmpty ? (suggested ?? "") : typed
         guard !chosen.isEmpty, let secret = await Terminal.ask("Password: ", secret: true), !secret.isEmpty else { return nil }
         return SignInCredentials(name: chosen, password: secret)

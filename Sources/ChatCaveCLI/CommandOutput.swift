@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 
 /// Where a command writes: standard output and error, or (in tests) a buffer.
+///
+/// Every line passes through ``TerminalText/escaped(_:keepingNewlines:)`` (keeping line
+/// breaks) before it is written, so no control or bidi character reaches the terminal, even
+/// from an error detail that a formatter did not escape itself.
 public struct CommandOutput: Sendable {
     private let writeLine: @Sendable (String, Bool) -> Void
 
@@ -17,11 +21,11 @@ public struct CommandOutput: Sendable {
         handle.write(Data((line + "\n").utf8))
     }
 
-    /// Writes a line to the output.
-    public func line(_ text: String = "") { writeLine(text, false) }
+    /// Writes a line to the output, with control and bidi characters escaped.
+    public func line(_ text: String = "") { writeLine(TerminalText.escaped(text, keepingNewlines: true), false) }
 
-    /// Writes a line to the error output.
-    public func error(_ text: String) { writeLine(text, true) }
+    /// Writes a line to the error output, with control and bidi characters escaped.
+    public func error(_ text: String) { writeLine(TerminalText.escaped(text, keepingNewlines: true), true) }
 }
 
 /// Collects a command's output in memory (for tests and for the demo's callers).

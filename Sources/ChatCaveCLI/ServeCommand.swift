@@ -2,7 +2,8 @@ import ChatCaveServer
 import Foundation
 
 /// `chatcave serve [--port 3000] [--host 127.0.0.1] [--data-dir DIR]`: runs the reference
-/// server until SIGINT or SIGTERM.
+/// server until SIGINT or SIGTERM (or, in-process, until its task is cancelled). Binding an
+/// address beyond loopback prints a ``CleartextWarning`` on standard error.
 enum ServeCommand {
     static let usage = """
         USAGE: chatcave serve [--port PORT] [--host HOST] [--data-dir DIR]
@@ -11,7 +12,8 @@ enum ServeCommand {
 
         OPTIONS:
           --port PORT       the port; PORT from the environment, else 3000 (0 picks a free one)
-          --host HOST       the address to bind; 127.0.0.1 by default (0.0.0.0 for every interface)
+          --host HOST       the address to bind; 127.0.0.1 by default (0.0.0.0 for every interface;
+                            the server speaks plain HTTP, so any address beyond loopback is warned about)
           --data-dir DIR    keep users, rooms and messages in DIR (created, mode 0700); memory only by default
         """
 
@@ -34,9 +36,11 @@ enum ServeCommand {
             port = 3_000
         }
         let directory = parsed[option: "data-dir"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let host = parsed[option: "host"] ?? "127.0.0.1"
+        if let warning = CleartextWarning.forServer(binding: host) { output.error(warning) }
         let server: ChatCaveServer
         do {
-            server = try ChatCaveServer(host: parsed[option: "host"] ?? "127.0.0.1", port: port,
+            server = try ChatCaveServer(host: host, port: port,
                                         configuration: .init(dataDirectory: directory))
         } catch {
             output.error("chatcave serve: \(error)")

@@ -2,7 +2,8 @@ import ChatCave
 import Foundation
 
 /// `chatcave tail <room>`: prints the room's messages, then new ones as they arrive, until
-/// SIGINT or SIGTERM.
+/// SIGINT or SIGTERM (or, in-process, until its task is cancelled). Messages are printed by
+/// ``MessageFormatter``, with control and bidi characters escaped.
 enum TailCommand {
     static func run(room: Chatroom, service: ChatCaveService, arguments: CommandArguments, output: CommandOutput) async throws {
         var interval = Duration.milliseconds(1_500)
@@ -12,7 +13,7 @@ enum TailCommand {
             }
             interval = .milliseconds(Int(seconds * 1_000))
         }
-        output.line("Messages of \(room.name) (Ctrl-C to stop):")
+        output.line("Messages of \(TerminalText.escaped(room.name)) (Ctrl-C to stop):")
         let poller = service.makePoller(for: room.id, interval: interval)
         poller.start(onMessages: { messages in
             for message in messages { output.line(MessageFormatter.line(for: message)) }

@@ -37,32 +37,40 @@ enum Terminal {
         }
     }
 
-    /// Waits until the process receives SIGINT (Ctrl-C) or SIGTERM. While waiting, those
+    /// Waits until the process receives SIGINT (Ctrl-C) or SIGTERM, or until the calling task
+    /// is cancelled (how an in-process caller stops `tail` or `serve`). While waiting, those
     /// signals no longer end the process; afterwards they do again.
-    /// - Returns: the signal's name.
+    /// - Returns: the signal's name, or `"cancellation"`.
     static func waitForInterrupt() async -> String {
-        await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            Resumption(continuation).install()
+        let resumption = Resumption()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+                resumption.install(continuation)
+            }
+        } onCancel: {
+            resumption.resume("cancellation")
         }
     }
 
-    /// Resumes a continuation on the first signal, and keeps the signal sources alive until then.
+    /// Resumes a continuation once, on the first signal or on cancellation, and keeps the
+    /// signal sources alive until then.
     private final class Resumption: Sendable {
         private struct State {
             var continuation: CheckedContinuation<String, Never>?
             var sources: [any DispatchSourceSignal] = []
+            /// Why it ended, once it has.
+            var ended: String?
         }
 
-        private let state: Mutex<State>
+        private let state = Mutex(State())
         private let queue = DispatchQueue(label: "chatcave.signals")
 
-        init(_ continuation: CheckedContinuation<String, Never>) {
-            state = Mutex(State(continuation: continuation))
-        }
-
-        /// Ignores SIGINT and SIGTERM and listens for them instead.
-        func install() {
-            state.withLock { state in
+        /// Ignores SIGINT and SIGTERM and listens for them instead; resumes at once when
+        /// cancellation came first.
+        func install(_ continuation: CheckedContinuation<String, Never>) {
+            let early = state.withLock { state -> String? in
+                if let ended = state.ended { return ended }
+                state.continuation = continuation
                 for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
                     signal(number, SIG_IGN)
                     let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -70,19 +78,26 @@ enum Terminal {
                     source.resume()
                     state.sources.append(source)
                 }
+                return nil
             }
+            if let early { continuation.resume(returning: early) }
         }
 
-        private func resume(_ name: String) {
+        /// Ends the wait (the first call wins) and restores the signals' default actions.
+        func resume(_ reason: String) {
             let continuation = state.withLock { state -> CheckedContinuation<String, Never>? in
+                guard state.ended == nil else { return nil }
+                state.ended = reason
                 defer { state.continuation = nil }
-                for source in state.sources { source.cancel() }
-                state.sources = []
-                signal(SIGINT, SIG_DFL)
-                signal(SIGTERM, SIG_DFL)
+                if !state.sources.isEmpty {
+                    for source in state.sources { source.cancel() }
+                    state.sources = []
+                    signal(SIGINT, SIG_DFL)
+                    signal(SIGTERM, SIG_DFL)
+                }
                 return state.continuation
             }
-            continuation?.resume(returning: name)
+            continuation?.resume(returning: reason)
         }
     }
 }

@@ -82,7 +82,8 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
             unlinkat(directory, temporary, 0)
             throw .failed(failure.step, path(of: name), failure.errno)
         }
-        if fsync(directory) != 0 { throw .failed("fsync", url.path, errno) }
+        // EINVAL: a file system that cannot sync directories; the rename itself has happened.
+        if fsync(directory) != 0, errno != EINVAL { throw .failed("fsync", url.path, errno) }
     }
 
     /// Removes the file `name` when it exists, and syncs the directory.
@@ -113,13 +114,12 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
     /// Opens the checked directory; when it is missing, creates it (`creating`) or returns -1.
     private func open(creating: Bool) throws(Failure) -> Int32 {
         let path = url.path
-        var created = false
         var fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if fd < 0, errno == ENOENT {
             guard creating else { return -1 }
             try createParent()
             if mkdir(path, 0o700) == 0 {
-                created = true
+                _ = chmod(path, 0o700)  // mkdir's mode went through the umask; opening needs the owner's bits
             } else if errno != EEXIST {
                 throw .failed("mkdir", path, errno)
             }
@@ -129,7 +129,6 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
             if errno == ENOTDIR || errno == ELOOP { throw .notADirectory(path) }
             throw .failed("open", path, errno)
         }
-        if created { _ = fchmod(fd, 0o700) }  // mkdir's mode went through the umask
         var status = stat()
         guard fstat(fd, &status) == 0 else {
             let code = errno
