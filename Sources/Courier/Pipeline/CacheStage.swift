@@ -22,7 +22,7 @@ struct CacheStage: PipelineStage {
         case .returnCacheDataDontLoad:
             guard let stored else {
                 record(.miss, cache, context)
-                throw .notCached.with(detail: "nothing is stored for \(request.url.absoluteString)")
+                throw .notCached.with(detail: "nothing is stored for \(Redaction.url(request.url))")
             }
             return hit(stored, request, cache, context)
         case .returnCacheDataElseLoad:

@@ -20,17 +20,17 @@ struct NativeRequestTarget: Sendable {
         let text = url.absoluteString
         let bytes = text.utf8
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-            throw Self.invalid(text, "no scheme")
+            throw Self.invalid(url, "no scheme")
         }
         let scheme = text[..<schemeEnd].lowercased()
         let secure: Bool
         switch scheme {
         case "http": secure = false
         case "https": secure = true
-        default: throw Self.invalid(text, "the scheme must be http or https")
+        default: throw Self.invalid(url, "the scheme must be http or https")
         }
         let afterScheme = text[schemeEnd...].dropFirst()
-        guard afterScheme.hasPrefix("//") else { throw Self.invalid(text, "no authority") }
+        guard afterScheme.hasPrefix("//") else { throw Self.invalid(url, "no authority") }
         let authorityAndRest = afterScheme.dropFirst(2)
         let authorityEnd = authorityAndRest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? authorityAndRest.endIndex
@@ -41,21 +41,21 @@ struct NativeRequestTarget: Sendable {
         var hostPart = authority
         var portPart: Substring = ""
         if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw Self.invalid(text, "unterminated IPv6 literal") }
+            guard let close = authority.firstIndex(of: "]") else { throw Self.invalid(url, "unterminated IPv6 literal") }
             hostPart = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
             if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty {
-                throw Self.invalid(text, "unexpected text after the IPv6 literal")
+                throw Self.invalid(url, "unexpected text after the IPv6 literal")
             }
         } else if let colon = authority.lastIndex(of: ":") {
             hostPart = authority[..<colon]
             portPart = authority[authority.index(after: colon)...]
         }
-        guard !hostPart.isEmpty else { throw Self.invalid(text, "no host") }
+        guard !hostPart.isEmpty else { throw Self.invalid(url, "no host") }
         var port = secure ? 443 : 80
         if !portPart.isEmpty {
             guard portPart.utf8.count <= 5, let value = Int(portPart), (1...65535).contains(value) else {
-                throw Self.invalid(text, "the port '\(portPart)' is not 1...65535")
+                throw Self.invalid(url, "the port '\(portPart)' is not 1...65535")
             }
             port = value
         }
@@ -67,8 +67,9 @@ struct NativeRequestTarget: Sendable {
         path = rest.hasPrefix("/") ? String(rest) : "/" + rest
     }
 
-    private static func invalid(_ text: String, _ reason: String) -> HTTPConnectionError {
-        .invalidURL.with(detail: "'\(text)': \(reason)")
+    /// The error for a URL the transport cannot use, its secrets redacted.
+    private static func invalid(_ url: URL, _ reason: String) -> HTTPConnectionError {
+        .invalidURL.with(detail: "'\(Redaction.url(url))': \(reason)")
     }
 }
 
