@@ -114,12 +114,20 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
 
     /// Whether a header of this name carries a credential and must never be logged or follow a
     /// redirect to another origin: its lowercased name contains one of ``secretWords`` (so
-    /// `Authorization`, `Cookie`, `X-Magic-Auth`, `Api-Key`, `X-Session-Id`, `X-Password`, …).
-    /// A request may name more such fields: see ``TransportRequest/isCredential(_:)``.
+    /// `Authorization`, `Cookie`, `X-Magic-Auth`, `Api-Key`, `X-Session-Id`, `X-Password`, …),
+    /// except the standard fields whose names merely contain such a word (``publicFieldNames``:
+    /// `Idempotency-Key`, `Sec-WebSocket-Key`, …). A request may name more such fields: see
+    /// ``TransportRequest/isCredential(_:)``.
     public static func isSensitive(_ name: String) -> Bool {
         let lower = name.lowercased()
-        return secretWords.contains { lower.contains($0) }
+        return secretWords.contains { lower.contains($0) } && !publicFieldNames.contains(lower)
     }
+
+    /// Standard fields that carry no secret although their names contain a secret word.
+    static let publicFieldNames: Set<String> = [
+        "idempotency-key", "sec-websocket-key", "sec-websocket-accept", "www-authenticate",
+        "proxy-authenticate",
+    ]
 
     /// The words that mark a header or query parameter name as a secret when the name contains one.
     static let secretWords = ["token", "key", "password", "passwd", "secret", "auth", "signature", "session",

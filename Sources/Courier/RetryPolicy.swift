@@ -10,8 +10,10 @@ import Foundation
 /// the connection was lost before a response, a pooled connection was stale, the connect failed,
 /// or the status is 408, 429, 500, 502, 503 or 504. Cancellation, certificate failures and other
 /// 4xx statuses are never retried. A `Retry-After` header (seconds or an HTTP date) replaces the
-/// backoff delay, capped by ``retryAfterCap``: a server asking for a day gets a retry after the
-/// cap, never a request that sleeps for a day. The request's deadline caps every wait: a request
+/// backoff delay up to ``retryAfterCap``; a server asking for longer gets no retry: the request
+/// ends with that response (as ``HTTPConnectionError/unacceptableStatus(_:)`` under the default
+/// validation), never a request that sleeps for a day nor one that asks again too early. The
+/// request's deadline caps every wait: a request
 /// whose deadline passes while it waits fails with ``HTTPConnectionError/deadlineExceeded`` at that moment.
 public struct RetryPolicy: Sendable {
     enum Strategy: Sendable {
@@ -52,8 +54,8 @@ public struct RetryPolicy: Sendable {
     }
 
     /// The longest wait a `Retry-After` header may ask for: the backoff's `cap` for
-    /// ``exponentialBackoff(maxAttempts:base:cap:)``, 10 s for the other policies. A longer
-    /// `Retry-After` waits this long instead.
+    /// ``exponentialBackoff(maxAttempts:base:cap:)``, 10 s for the other policies. A response
+    /// asking for longer is not retried: the request reports it.
     public var retryAfterCap: Duration {
         if case .exponentialBackoff(_, _, let cap) = strategy { return max(.zero, cap) }
         return .seconds(10)

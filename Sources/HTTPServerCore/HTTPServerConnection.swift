@@ -190,7 +190,9 @@ final class HTTPServerConnection {
         return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 
-    /// Closes at once: deregisters, closes the socket, drops buffers. Idempotent.
+    /// Closes at once: deregisters, gives up its place among the open connections, closes the
+    /// socket, drops buffers. Idempotent. The place goes first, so that a peer that sees the close
+    /// also sees the server's count without it.
     func close() {
         guard phase != .closed else { return }
         phase = .closed
@@ -198,6 +200,7 @@ final class HTTPServerConnection {
         timer = nil
         deadline = nil
         loop.deregister(fd: socket.descriptor)
+        context.remove(self)
         socket.close()
         inbound = []
         outbound = []
@@ -205,6 +208,5 @@ final class HTTPServerConnection {
         body = []
         decoder = nil
         head = nil
-        context.remove(self)
     }
 }

@@ -53,8 +53,8 @@ final class LoopContext {
 
     /// Closes an admitted socket that gets no connection, releasing its place.
     private func refuse(_ socket: Socket) {
-        socket.close()
         server.connectionClosed()
+        socket.close()
     }
 
     func remove(_ connection: HTTPServerConnection) {

@@ -201,6 +201,45 @@ struct CacheCredentialTests {
     }
 }
 
+/// The cache and redirects, and the cache on disk with default headers.
+@Suite("HTTP cache: redirects and default headers")
+struct CacheKeyingTests {
+    @Test("a response reached through a redirect is not stored under the URL that was asked for", arguments: TransportUnderTest.allCases)
+    func redirectedResponseNotStoredUnderOrigin(transport: TransportUnderTest) async throws {
+        let server = try CacheServer()
+        defer { server.shutdown() }
+        server.server.route("/moved") { _ in .response(status: 302, headers: [("Location", "/fresh")]) }
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server.server, transport) { $0.cache = HTTPCache() }
+            #expect(try await connection.get("/moved").text == "fresh")
+            #expect(try await connection.get("/moved").text == "fresh")
+            #expect(server.hits("/moved") == 2)  // the temporary redirect is asked again every time
+        }
+    }
+
+    @Test("a connection with default headers still keeps its responses on disk, and reads them back after a restart",
+          arguments: TransportUnderTest.allCases)
+    func diskWithDefaultHeaders(transport: TransportUnderTest) async throws {
+        let server = try CacheServer()
+        defer { server.shutdown() }
+        let directory = CacheDirectoryTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withLeakCheck { leaks throws in
+            func connection() -> HTTPConnection {
+                leaks.connection(server.server, transport) { configuration in
+                    configuration.headers = ["Accept": "application/json"]
+                    configuration.cache = HTTPCache(directory: directory)
+                }
+            }
+            _ = try await connection().get("/fresh")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
+            let reread = try await connection().get("/fresh")
+            #expect(reread.source == .cache)
+            #expect(server.hits("/fresh") == 1)
+        }
+    }
+}
+
 /// An authenticator that puts an account name in a header of its own, `X-Account`.
 private struct AccountAuthenticator: Authenticator {
     let account: String

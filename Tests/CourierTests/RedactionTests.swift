@@ -42,7 +42,8 @@ struct RedactionTests {
                      "X-Access-Token", "Client-Secret"] {
             #expect(HTTPHeaders.isSensitive(name), "\(name)")
         }
-        for name in ["Accept", "Content-Type", "User-Agent", "X-Trace", "Host", "Cache-Control"] {
+        for name in ["Accept", "Content-Type", "User-Agent", "X-Trace", "Host", "Cache-Control",
+                     "Idempotency-Key", "Sec-WebSocket-Key", "WWW-Authenticate"] {
             #expect(!HTTPHeaders.isSensitive(name), "\(name)")
         }
     }

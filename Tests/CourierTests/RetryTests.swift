@@ -177,7 +177,7 @@ struct RetryTests {
             leaks.watch(server)
             server.route("/later") { _ in .response(status: 503, headers: [("Retry-After", "3600")]) }
             let connection = leaks.connection(server, transport) { configuration in
-                configuration.retryPolicy = .exponentialBackoff()
+                configuration.retryPolicy = .exponentialBackoff(cap: .seconds(7200))  // allows the hour's wait (L2)
                 configuration.deadline = .milliseconds(400)
             }
             let clock = ContinuousClock()

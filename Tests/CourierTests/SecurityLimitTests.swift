@@ -7,7 +7,7 @@ import Testing
 /// Limits that hold whatever a server or a caller asks for (security review L2, I12).
 @Suite("Limits that always hold")
 struct SecurityLimitTests {
-    @Test("L2 (H3c) a 503 with Retry-After: 86400 waits no longer than the policy's cap, then retries",
+    @Test("L2 (H3c) a 503 with Retry-After: 86400 (longer than the policy's cap) is not retried: the caller gets the 503 at once",
           arguments: TransportUnderTest.allCases)
     func retryAfterCapped(transport: TransportUnderTest) async throws {
         let server = try TestServer()
@@ -20,13 +20,21 @@ struct SecurityLimitTests {
                 configuration.retryPolicy = .exponentialBackoff(maxAttempts: 3, cap: .seconds(5))
                 configuration.clock = clock
             }
-            #expect(try await connection.get("/maintenance").status == .ok)
-            #expect(clock.sleeps == [.seconds(5), .seconds(5)])
-            #expect(server.requestCount(path: "/maintenance") == 3)
+            let failure = await #expect(throws: HTTPConnectionError.self) { try await connection.get("/maintenance") }
+            #expect(failure == .unacceptableStatus)
+            #expect(failure?.response?.status.code == 503)
+            #expect(failure?.response?.headers["Retry-After"] == "86400")
+            #expect(clock.sleeps.isEmpty)
+            #expect(server.requestCount(path: "/maintenance") == 1)
+            // Within the cap, Retry-After replaces the backoff.
+            let short = FlakyRoute(failures: 2, failure: .response(status: 503, headers: [("Retry-After", "4")]))
+            server.route("/short", short.reply)
+            #expect(try await connection.get("/short").status == .ok)
+            #expect(clock.sleeps == [.seconds(4), .seconds(4)])
         }
     }
 
-    @Test("L2 a Retry-After date years away is capped too; custom policies cap it at 10 s")
+    @Test("L2 a Retry-After date years away is not waited for either; custom policies allow at most 10 s")
     func retryAfterDateCapped() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
@@ -38,8 +46,10 @@ struct SecurityLimitTests {
                 configuration.retryPolicy = .custom { $0.isRetryable && $0.number < 2 ? .retry(after: .seconds(1)) : .doNotRetry }
                 configuration.clock = clock
             }
-            #expect(try await connection.get("/limited").status == .ok)
-            #expect(clock.sleeps == [.seconds(10)])
+            let failure = await #expect(throws: HTTPConnectionError.self) { try await connection.get("/limited") }
+            #expect(failure?.response?.status.code == 429)
+            #expect(clock.sleeps.isEmpty)
+            #expect(server.requestCount(path: "/limited") == 1)
             #expect(RetryPolicy.exponentialBackoff(cap: .seconds(3)).retryAfterCap == .seconds(3))
         }
     }

@@ -1,4 +1,4 @@
-import Courier
+@testable import Courier
 import CourierTestServer
 import Foundation
 import Testing
@@ -12,9 +12,10 @@ struct URLSessionRedirectRaceTests {
     /// Requests started at once in a round: they keep the transport's one delegate queue busy,
     /// which widens the window between a redirect and its answer.
     static let requestsPerRound = 40
-    /// At most this many rounds, and no new round after ``timeBudget``.
-    static let rounds = 6
-    static let timeBudget = Duration.seconds(10)
+    /// At most this many rounds, and no new round after ``timeBudget``; rounds stop early once a
+    /// cancel has met a redirect callback (``URLSessionExchange/redirectRaces``) in two rounds.
+    static let rounds = 12
+    static let timeBudget = Duration.seconds(15)
 
     /// A server whose `/loop/<n>` answers at once with a 302 to `/loop/<n+1>`, forever.
     func loopServer() throws -> TestServer {
@@ -34,13 +35,19 @@ struct URLSessionRedirectRaceTests {
         return request
     }
 
-    /// Runs `round` up to ``rounds`` times within ``timeBudget``.
+    /// Runs `round` until a cancel has met a redirect callback in two rounds, at most ``rounds``
+    /// times within ``timeBudget``, then checks that the window was hit at all: a run that never hit
+    /// it would prove nothing.
     func repeatRounds(_ round: () async throws -> Void) async throws {
         let clock = ContinuousClock()
         let end = clock.now + Self.timeBudget
-        for _ in 0..<Self.rounds where clock.now < end {
+        var roundsThatHit = 0
+        for _ in 0..<Self.rounds where clock.now < end && roundsThatHit < 2 {
+            let before = URLSessionExchange.redirectRaces.load(ordering: .relaxed)
             try await round()
+            if URLSessionExchange.redirectRaces.load(ordering: .relaxed) > before { roundsThatHit += 1 }
         }
+        #expect(roundsThatHit > 0, "no cancel met a redirect callback in \(Self.rounds) rounds: the race was not exercised")
     }
 
     @Test("issue 22 a deadline that fires during a redirect ends the request with deadlineExceeded, and the process survives")

@@ -1,7 +1,7 @@
 import CourierTLS
 import Foundation
 
-/// Cached responses in a directory: one file per URL, written atomically, checked on read.
+/// Cached responses in a directory: one file per URL and partition, written atomically, checked on read.
 ///
 /// The directory is a ``PrivateDirectory``: created with mode 0700, files mode 0600, and a
 /// directory owned by another user or writable by group or others is refused (the store is not
@@ -52,8 +52,22 @@ struct DiskCacheStore: Sendable {
         for file in entries() { try? directory.remove(file.url.lastPathComponent) }
     }
 
+    /// Removes the entries of one URL (the key's part before any partition), in every partition.
+    func removeAll(ofURL url: String) {
+        let prefix = Self.urlPart(url) + "-"
+        for file in entries() where file.url.lastPathComponent.hasPrefix(prefix) {
+            try? directory.remove(file.url.lastPathComponent)
+        }
+    }
+
+    /// `<hash of the URL>-<hash of the whole key>.cache`, so that one URL's partitions share a prefix.
     private func fileName(for key: String) -> String {
-        CacheKey.hex(Digest.sha256(Array(key.utf8))) + ".cache"
+        let url = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? key
+        return Self.urlPart(url) + "-" + String(CacheKey.hex(Digest.sha256(Array(key.utf8))).prefix(32)) + ".cache"
+    }
+
+    private static func urlPart(_ url: String) -> String {
+        String(CacheKey.hex(Digest.sha256(Array(url.utf8))).prefix(32))
     }
 
     /// The cache files, read only after the directory passed its check again.

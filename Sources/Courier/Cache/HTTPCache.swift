@@ -128,7 +128,7 @@ public final class HTTPCache: Sendable {
         variants.insert(entry, at: 0)
         variants = Array(variants.prefix(8))
         memory.withLock { $0.set(variants, for: key.storageKey) }
-        if key.partition == nil, !Self.urlCarriesSecrets(request.url) { disk?.set(variants, for: key.storageKey) }
+        if key.isPersistable, !Self.urlCarriesSecrets(request.url) { disk?.set(variants, for: key.storageKey) }
         count { $0.stores += 1 }
     }
 
@@ -138,7 +138,7 @@ public final class HTTPCache: Sendable {
         memory.withLock { store in
             for key in store.keys where CacheKey.storageKey(key, isFor: anonymous.url) { store.remove(key) }
         }
-        disk?.remove(anonymous.storageKey)
+        disk?.removeAll(ofURL: anonymous.url)
     }
 
     func count(_ change: (inout Statistics) -> Void) {
@@ -147,7 +147,7 @@ public final class HTTPCache: Sendable {
 
     private func variants(for key: CacheKey) -> [CachedResponse]? {
         if let found = memory.withLock({ $0.variants(for: key.storageKey) }) { return found }
-        guard key.partition == nil, let found = disk?.variants(for: key.storageKey) else { return nil }
+        guard key.isPersistable, let found = disk?.variants(for: key.storageKey) else { return nil }
         memory.withLock { $0.set(found, for: key.storageKey) }
         return found
     }

@@ -74,8 +74,10 @@ struct CacheStage: PipelineStage {
     }
 
     /// Stores the response when RFC 9111 and the credential rules allow it (see ``HTTPCache``).
+    /// A response that arrived after following redirects is not stored: it answers another URL.
     private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache, requestTime: Date) {
-        guard request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code) else { return }
+        guard request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
+              CacheKey(url: response.url).url == CacheKey(url: request.url).url else { return }
         let responseControl = CacheControl(response.headers)
         let shared = cache.scope == .shared
         guard !responseControl.noStore, !CacheControl(request.headers).noStore else { return }

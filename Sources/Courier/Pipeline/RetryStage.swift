@@ -2,7 +2,8 @@
 ///
 /// Cancellation, a passed deadline and certificate failures are never retried, whatever the
 /// policy. When attempts run out, the last failure is what the request reports. A `Retry-After`
-/// wait is capped by ``RetryPolicy/retryAfterCap``, however long the server asks for. The request's
+/// longer than ``RetryPolicy/retryAfterCap`` ends the retries: the request reports that response
+/// (its `Retry-After` tells the caller when to come back) instead of asking again early. The request's
 /// deadline caps every wait: when it passes during a backoff, the request ends at once with
 /// ``HTTPConnectionError/deadlineExceeded`` (the request task cancels this stage).
 struct RetryStage: PipelineStage {
@@ -30,7 +31,8 @@ struct RetryStage: PipelineStage {
             guard case .retry(var delay) = policy.decision(for: attempt) else { return try result.get() }
             if let response = attempt.response,
                let asked = RetryAfter.delay(response.headers["Retry-After"], now: clock.now()) {
-                delay = min(asked, policy.retryAfterCap)
+                guard asked <= policy.retryAfterCap else { return try result.get() }
+                delay = asked
             }
             let reason = attempt.error ?? attempt.response.map { HTTPConnectionError.unacceptableStatus($0) } ?? .transportFailed
             context.events.willRetry(attempt: number + 1, after: delay, reason: reason)

@@ -63,7 +63,13 @@ public struct TransportRequest: Sendable {
     /// when `Cache-Control` allows it explicitly. (Default headers such as `Accept` do not count
     /// here; they only partition the cache.)
     public var carriesCredentials: Bool {
-        headers.contains { HTTPHeaders.isSensitive($0.name) || credentialHeaderNames.contains($0.name.lowercased()) }
+        headers.contains { isCertainCredential($0.name) }
+    }
+
+    /// Whether the field `name` is certainly a credential: a well-known credential name or a field
+    /// an authenticator applied (default headers only may be one).
+    func isCertainCredential(_ name: String) -> Bool {
+        HTTPHeaders.isSensitive(name) || credentialHeaderNames.contains(name.lowercased())
     }
 }
 

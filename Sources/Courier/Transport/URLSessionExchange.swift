@@ -14,7 +14,7 @@ final class URLSessionExchange: Sendable {
         var firstByte: Duration?
         var challenged = false
         var lastProgress = ContinuousClock.now
-        var watchdog: Task<Void, Never>?
+        var watchdog: DeadlineTimer?
         /// The outcome, when the exchange ended before its caller began waiting.
         var early: Result<HTTPResponse, HTTPConnectionError>?
         var ended = false
@@ -96,14 +96,25 @@ final class URLSessionExchange: Sendable {
             if !state.cancelling { state.answeringRedirect = true }
             return !state.cancelling
         }
-        guard answer else { return }
+        guard answer else {
+            Self.redirectRaces.add(1, ordering: .relaxed)
+            return
+        }
         completionHandler(nil)
         let deferredCancel = state.withLock { state in
             state.answeringRedirect = false
             return state.cancelling ? state.task?.task : nil
         }
-        deferredCancel?.cancel()
+        if let deferredCancel {
+            Self.redirectRaces.add(1, ordering: .relaxed)
+            deferredCancel.cancel()
+        }
     }
+
+    /// How many times, in this process, a cancel met a redirect callback: it arrived while the
+    /// answer was being given (and waited for it), or before it (and the callback went
+    /// unanswered). Tests read it to know that they hit the window they aim at.
+    static let redirectRaces = Atomic<Int>(0)
 
     /// Records the head; returns `false` when the body would be too large.
     func didReceive(_ response: URLResponse) -> Bool {
@@ -131,27 +142,33 @@ final class URLSessionExchange: Sendable {
         return true
     }
 
-    /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`.
+    /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`. The watchdog
+    /// runs on Dispatch, not on Swift's cooperative threads, so a busy pool cannot delay it.
     func watch(idleTimeout: Duration) {
-        let watchdog = Task { [weak self] in
-            var wait = idleTimeout
-            while (try? await Task.sleep(for: wait)) != nil {
-                guard let self else { return }
-                let idle = ContinuousClock.now - self.state.withLock { $0.lastProgress }
-                guard idle >= idleTimeout else {
-                    wait = idleTimeout - idle
-                    continue
-                }
-                self.state.withLock { state in
-                    if state.failure == nil {
-                        state.failure = .timedOut.with(detail: "nothing arrived for \(idleTimeout)")
-                    }
-                }
-                self.abandon(error: URLError(.timedOut))
-                return
+        armWatchdog(after: idleTimeout, idleTimeout: idleTimeout)
+    }
+
+    private func armWatchdog(after wait: Duration, idleTimeout: Duration) {
+        let timer = DeadlineTimer(after: wait) { [weak self] in self?.watchdogFired(idleTimeout: idleTimeout) }
+        let ended = state.withLock { state in
+            if !state.ended { state.watchdog = timer }
+            return state.ended
+        }
+        if ended { timer.cancel() }
+    }
+
+    private func watchdogFired(idleTimeout: Duration) {
+        let idle = ContinuousClock.now - state.withLock { $0.lastProgress }
+        guard idle >= idleTimeout else {
+            armWatchdog(after: idleTimeout - idle, idleTimeout: idleTimeout)
+            return
+        }
+        state.withLock { state in
+            if state.failure == nil {
+                state.failure = .timedOut.with(detail: "nothing arrived for \(idleTimeout)")
             }
         }
-        state.withLock { $0.watchdog = watchdog }
+        abandon(error: URLError(.timedOut))
     }
 
     /// Records the response of an authentication challenge as the final response, without a body.

@@ -83,4 +83,14 @@ struct HugeInputCases {
             #expect(outcome.response?.body.count == 2000, "\(outcome.result)")
         }
     }
+
+    @Test("E6 a body of small chunks exactly at the limit is read whole: framing has an allowance of its own", arguments: TransportUnderTest.allCases)
+    func smallChunksAtTheLimit(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        // 8,192 chunks of 8 bytes: 64 KiB of payload in about 112 KiB on the wire.
+        let outcome = try await runCase(transport, on: server, HTTPRequest(.get, "/fault/chunked?chunks=8192&size=8"), timeout: .seconds(30),
+                                        configure: { $0.maxResponseBodySize = 64 * 1024 })
+        #expect(outcome.response?.body == TestServer.bytesPattern(count: 64 * 1024), "\(outcome.result)")
+    }
 }

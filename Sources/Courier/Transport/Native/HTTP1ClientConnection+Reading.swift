@@ -143,9 +143,9 @@ extension HTTP1ClientConnection {
                 offset += outcome.consumed
                 if decoder.payloadBytes != payloadBefore { lastProgress = EventLoop.now() }
                 framedBodyBytes &+= outcome.consumed
-                let limit = exchange.request.maxResponseBodySize
+                let limit = Self.framedBodyLimit(exchange.request.maxResponseBodySize)
                 if framedBodyBytes > limit {
-                    fail(.bodyTooLarge.with(detail: "the body with its chunk framing exceeds the limit of \(limit) bytes"))
+                    fail(.bodyTooLarge.with(detail: "the body with its chunk framing exceeds \(limit) bytes on the wire"))
                 } else if outcome.isComplete {
                     finishResponse(extraBytes: offset < bytes.count)
                 }
@@ -310,5 +310,15 @@ extension HTTP1ClientConnection {
             exchange.finish(.failure(.connectionLost.with(
                 detail: "\(key) closed the connection without answering", underlying: error)))
         }
+    }
+}
+
+extension HTTP1ClientConnection {
+    /// The most bytes a chunked body may take on the wire, framing included: the body limit plus
+    /// as much again for chunk-size lines, extensions and trailers (at least 1 MiB), so that a body
+    /// of small chunks within the limit is read whole, while padding cannot stretch a response
+    /// without bound.
+    static func framedBodyLimit(_ maxBodySize: Int) -> Int {
+        maxBodySize.addingReportingOverflow(max(maxBodySize, 1 << 20)).overflow ? .max : maxBodySize + max(maxBodySize, 1 << 20)
     }
 }
