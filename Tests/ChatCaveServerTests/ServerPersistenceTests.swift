@@ -189,7 +189,7 @@ struct ServerPersistenceTests {
         #expect(try fixture.send("POST", "/users", form: "user%5Bname%5D=bob&user%5Bpassword%5D=pw").status == 500)
         #expect(try fixture.send("GET", "/users", headers: auth).array().count == 1)
         #expect(try fixture.send("DELETE", "/account", headers: auth).status == 500)
-        #expect(try fixture.send("GET", "/rooms", headers: auth).status == 200, "the key was not rotated")
+        #expect(try fixture.send("GET", "/rooms", headers: auth).status == 200, "the key was not retired")
         try FileManager.default.removeItem(at: directory)
         try FileManager.default.moveItem(at: moved, to: directory)
         let room = try fixture.createRoom("Lost", key: alice.key)
