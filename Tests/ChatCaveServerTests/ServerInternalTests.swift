@@ -78,10 +78,10 @@ struct ServerInternalTests {
         #expect(throttle.wait(for: home, now: start) == .zero, "the name's lock-out does not hold back a trusted pair")
         #expect(throttle.wait(for: LoginThrottle.Attempt(name: "alice", addressBytes: [192, 0, 2, 2]), now: start) > .zero,
                 "an address where alice never signed in is held back by the name's count")
-        for _ in 0..<3 { throttle.recordFailure(home, now: start) }
-        #expect(throttle.wait(for: home, now: start) == .seconds(10), "a trusted pair still has its own threshold")
-        throttle.recordSuccess(home, now: start + .seconds(10))
-        #expect(throttle.wait(for: home, now: start + .seconds(10)) == .zero)
+        for _ in 0..<3 { throttle.recordFailure(home, now: start + .seconds(1)) }  // newer than the attacker's counts
+        #expect(throttle.wait(for: home, now: start + .seconds(1)) == .seconds(10), "a trusted pair still has its own threshold")
+        throttle.recordSuccess(home, now: start + .seconds(2))
+        #expect(throttle.wait(for: home, now: start + .seconds(2)) == .zero, "a success clears the pair's count")
         for index in 0..<10 {
             throttle.recordSuccess(LoginThrottle.Attempt(name: "u\(index)", addressBytes: [10, 0, 0, 1]), now: start + .seconds(20 + index))
         }
