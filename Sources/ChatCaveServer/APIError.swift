@@ -28,9 +28,19 @@ struct APIError: Error, Sendable, Equatable {
     }
     /// 406: the request is understood but refused (empty field, duplicate name, not a member).
     static func rejected(_ message: String) -> APIError { APIError(status: 406, message: message) }
-    /// 429: too many failed password attempts for this name or from this address.
+    /// 429: too many failed password attempts for this name from this address (or from this
+    /// address, or for this name from an address where it never signed in).
     static func tooManyAttempts(retryAfter seconds: Int) -> APIError {
         APIError(status: 429, message: "Too many failed sign-in attempts; try again in \(seconds) s", retryAfter: seconds)
+    }
+    /// 429: too many sign-ups from this address.
+    static func tooManySignUps(retryAfter seconds: Int) -> APIError {
+        APIError(status: 429, message: "Too many sign-ups from this address; try again in \(seconds) s", retryAfter: seconds)
+    }
+    /// A wait in whole seconds for `Retry-After`: rounded up, at least 1.
+    static func retryAfterSeconds(_ wait: Duration) -> Int {
+        let (seconds, attoseconds) = wait.components
+        return Int(max(1, seconds + (attoseconds > 0 ? 1 : 0)))
     }
     /// 500: the change could not be written to the data file, so it was not made.
     static let notSaved = APIError(status: 500, message: "The change could not be saved, so it was not made")

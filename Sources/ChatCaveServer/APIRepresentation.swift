@@ -6,10 +6,11 @@ enum APIRepresentation {
         var name: String
         var apiKey: String?
 
-        init(_ user: ChatStore.User, includeKey: Bool) {
+        /// The user as shown: with `apiKey` only when it is given (to the user itself).
+        init(_ user: ChatStore.User, apiKey: String?) {
             id = user.id
             name = user.name
-            apiKey = includeKey ? user.apiKey : nil  // `nil` when only its digest is known
+            self.apiKey = apiKey
         }
 
         func encode(to encoder: any Encoder) throws {

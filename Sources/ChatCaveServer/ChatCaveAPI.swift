@@ -46,18 +46,23 @@ final class ChatCaveAPI: Sendable {
         let route = try Route.match(method: request.method, path: request.path)
         try CrossSiteCheck.check(request)
         if route.isOpen { return try handleOpen(route, request) }
-        guard let user = try verifier.authenticate(request) else { throw .unauthorized }
+        guard let authentication = try verifier.authenticate(request) else { throw .unauthorized }
+        let user = authentication.user
         switch route {
         case .root, .signUp, .signIn:
             return try handleOpen(route, request)
         case .signOut:
-            try store.rotateAPIKey(userID: user.id)
+            // With X-Magic-Auth only that key is retired (the user's other clients keep theirs);
+            // with Basic every key of the user is.
+            try store.revokeAPIKeys(authentication.apiKey, userID: user.id)
             return .json(200, APIRepresentation.Empty())
         case .listUsers:
-            return .json(200, store.allUsers().map { APIRepresentation.User($0, includeKey: $0.id == user.id) })
+            let ownKey = authentication.apiKey ?? store.knownKey(userID: user.id)
+            return .json(200, store.allUsers().map { APIRepresentation.User($0, apiKey: $0.id == user.id ? ownKey : nil) })
         case .user(let id):
             guard let found = store.user(id: id) else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
-            return .json(200, APIRepresentation.User(found, includeKey: found.id == user.id))
+            let ownKey = found.id == user.id ? authentication.apiKey ?? store.knownKey(userID: user.id) : nil
+            return .json(200, APIRepresentation.User(found, apiKey: ownKey))
         case .listRooms:
             return .json(200, store.rooms())
         case .createRoom:
@@ -94,15 +99,15 @@ final class ChatCaveAPI: Sendable {
             let password = parameters["user[password]"] ?? ""
             guard !password.isEmpty else { throw .rejected("Password must not be empty") }
             guard !store.nameIsTaken(name) else { throw .rejected("A user named '\(name)' already exists") }
-            let user = try store.addUser(name: name, passwordHash: try verifier.hash(password: password))
-            return .json(201, APIRepresentation.User(user, includeKey: true))
+            let added = try store.addUser(name: name, passwordHash: try verifier.hashForSignUp(password: password, from: request))
+            return .json(201, APIRepresentation.User(added.user, apiKey: added.apiKey))
         case .signIn:
             let parameters = try RequestParameters(request)
             let name = (parameters["user[name]"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             let password = parameters["user[password]"] ?? ""
             guard !name.isEmpty, !password.isEmpty else { throw .rejected("User name and password must not be empty") }
             guard let user = try verifier.user(named: name, password: password, from: request) else { throw .invalidCombination }
-            return .json(201, APIRepresentation.User(try store.userWithKey(id: user.id), includeKey: true))
+            return .json(201, APIRepresentation.User(user, apiKey: try store.signInKey(userID: user.id)))
         default:
             return request.prefersHTML ? .html(Self.homePage) : .json(200, Self.description)
         }

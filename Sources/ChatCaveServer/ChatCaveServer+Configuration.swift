@@ -26,7 +26,7 @@ extension ChatCaveServer {
         ///   - maxBodyBytes: 1 MiB by default.
         ///   - headerTimeout: 10 seconds by default.
         ///   - idleTimeout: 60 seconds by default.
-        ///   - passwordLimits: ``PasswordLimits/init(concurrentHashes:queuedHashes:failuresAllowed:lockout:maxLockout:failureWindow:trackedKeys:)`` by default.
+        ///   - passwordLimits: ``PasswordLimits/init(concurrentHashes:queuedHashes:reservedHashes:failuresAllowed:addressFailuresAllowed:nameFailuresAllowed:lockout:maxLockout:failureWindow:trackedKeys:signUpsPerMinute:)`` by default.
         public init(dataDirectory: URL? = nil, passwordIterations: Int = PasswordHashing.defaultIterations,
                     maxBodyBytes: Int = 1 << 20, headerTimeout: Duration = .seconds(10),
                     idleTimeout: Duration = .seconds(60), passwordLimits: PasswordLimits = PasswordLimits()) {

@@ -100,14 +100,14 @@ public final class ChatCaveServer: Sendable {
         workers.wait(timeout: .now() + 5)
     }
 
-    /// Replaces a user's API key, as if it had been revoked: requests with the old key get 401
-    /// until the user signs in again (which returns the new key). Basic credentials still work.
+    /// Revokes every API key of a user: requests with any of them get 401 until the user signs
+    /// in again (which returns a new key). Basic credentials still work.
     /// - Parameter name: the user's name.
-    /// - Returns: `true` when the user exists and the new key was saved.
+    /// - Returns: `true` when the user exists and the change was saved.
     @discardableResult
     public func revokeAPIKey(forUserNamed name: String) -> Bool {
         guard let user = api.store.user(named: name) else { return false }
-        return (try? api.store.rotateAPIKey(userID: user.id)) != nil
+        return (try? api.store.revokeAPIKeys(nil, userID: user.id)) != nil
     }
 
     /// The id of the user with this name, or `nil`.

@@ -2,52 +2,53 @@ import CourierTLS
 
 extension ChatStore {
     /// A registered user, as stored: never the password, only its salted PBKDF2 hash, and
-    /// never the API key, only its SHA-256 digest.
+    /// never an API key, only SHA-256 digests of its keys.
     struct User: Codable, Sendable, Equatable {
+        /// The most API keys a user holds at once; a new one beyond this retires the oldest.
+        static let maxAPIKeys = 16
+
         /// The user's id (a UUID).
         var id: String
         /// The name, NFKC-normalised; unique case-insensitively.
         var name: String
         /// `pbkdf2-sha256$<iterations>$<salt>$<key>`, from CourierTLS's `PasswordHashing`.
         var passwordHash: String
-        /// ``digest(ofKey:)`` of the key sent as `X-Magic-Auth`; the key is replaced on sign-out
-        /// and revocation.
-        var apiKeyDigest: String
-        /// The API key itself, known in memory only: from its creation, or from a request that
-        /// presented it since the server started. Never written to the data file.
-        var apiKey: String?
+        /// ``digest(ofKey:)`` of each key that may be sent as `X-Magic-Auth`, oldest first, at
+        /// most ``maxAPIKeys``. A sign-in adds one when the server cannot return a key it
+        /// holds; a sign-out removes the key it presented (or all of them, with Basic).
+        var apiKeyDigests: [String]
 
-        /// Creates a user with a new API key.
+        /// Creates a user with one API key.
         init(id: String, name: String, passwordHash: String, apiKey: String) {
             self.id = id
             self.name = name
             self.passwordHash = passwordHash
-            self.apiKeyDigest = Self.digest(ofKey: apiKey)
-            self.apiKey = apiKey
+            self.apiKeyDigests = [Self.digest(ofKey: apiKey)]
         }
 
-        /// Reads a user from the data file; a file of format 1 holds the key itself
-        /// (`apiKey`), which is digested here.
+        /// Reads a user from the data file. Format 3 holds `apiKeyDigests`; format 2 held one
+        /// `apiKeyDigest`; format 1 held the key itself (`apiKey`), which is digested here.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             id = try container.decode(String.self, forKey: .id)
             name = try container.decode(String.self, forKey: .name)
             passwordHash = try container.decode(String.self, forKey: .passwordHash)
-            apiKey = try container.decodeIfPresent(String.self, forKey: .apiKey)
-            if let digest = try container.decodeIfPresent(String.self, forKey: .apiKeyDigest) {
-                apiKeyDigest = digest
+            if let digests = try container.decodeIfPresent([String].self, forKey: .apiKeyDigests) {
+                apiKeyDigests = Array(digests.suffix(Self.maxAPIKeys))
+            } else if let digest = try container.decodeIfPresent(String.self, forKey: .apiKeyDigest) {
+                apiKeyDigests = [digest]
             } else {
-                apiKeyDigest = Self.digest(ofKey: try container.decode(String.self, forKey: .apiKey))
+                apiKeyDigests = [Self.digest(ofKey: try container.decode(String.self, forKey: .apiKey))]
             }
         }
 
-        /// Writes the user for the data file: without the key itself.
+        /// Writes the user for the data file (format 3): digests only, never a key.
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(id, forKey: .id)
             try container.encode(name, forKey: .name)
             try container.encode(passwordHash, forKey: .passwordHash)
-            try container.encode(apiKeyDigest, forKey: .apiKeyDigest)
+            try container.encode(apiKeyDigests, forKey: .apiKeyDigests)
         }
 
         /// The lowercase hex SHA-256 of an API key. Keys are random UUIDs (122 bits), so a
@@ -56,7 +57,7 @@ extension ChatStore {
             Digest.sha256(Array(key.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         }
 
-        private enum CodingKeys: String, CodingKey { case id, name, passwordHash, apiKeyDigest, apiKey }
+        private enum CodingKeys: String, CodingKey { case id, name, passwordHash, apiKeyDigests, apiKeyDigest, apiKey }
     }
 
     /// A room with its members and its messages in the order they were posted.
@@ -115,10 +116,11 @@ extension ChatStore {
 
     /// Everything the store holds, as written to its data file.
     struct Snapshot: Codable, Sendable {
-        /// The format written now: 2 (format 1 held API keys in plain text).
-        static let currentFormat = 2
+        /// The format written now: 3 (several key digests per user; format 2 held one digest,
+        /// format 1 one key in plain text).
+        static let currentFormat = 3
 
-        /// The file format's version: 1 or 2.
+        /// The file format's version: 1, 2 or 3.
         var format: Int
         /// Every user, in sign-up order.
         var users: [User]

@@ -65,7 +65,9 @@ extension ChatStore {
             try Self.requireRoom(roomID, state)
             let user = try Self.existingUser(userID, state)
             guard user.id == requesterID else { throw .forbidden("You can only join a room as yourself") }
-            // The room is changed in place (never through a local copy), so its message array is not copied.
+            // The room is changed through `state.rooms`, never through a local copy of it: without a
+            // data directory its messages are then not copied at all; with one they are copied once,
+            // because `change` works on a copy of the state.
             if state.rooms[roomID]?.chatterIDs.contains(user.id) == true { return Self.members(roomID, state) }
             state.rooms[roomID]?.chatterIDs.append(user.id)
             state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "join", text: nil, authorID: user.id,

@@ -11,20 +11,21 @@ extension ChatStore {
     /// - Parameters:
     ///   - name: a valid name (see ``TextRules/name(_:what:)``).
     ///   - passwordHash: the salted hash.
-    /// - Returns: the new user, with a fresh API key.
+    /// - Returns: the new user and its first API key.
     /// - Throws: 406 when the name is taken; 500 when the change cannot be saved.
-    func addUser(name: String, passwordHash: String) throws(APIError) -> User {
-        let user = User(id: UUID().uuidString.lowercased(), name: name, passwordHash: passwordHash,
-                        apiKey: UUID().uuidString.lowercased())
+    func addUser(name: String, passwordHash: String) throws(APIError) -> (user: User, apiKey: String) {
+        let apiKey = UUID().uuidString.lowercased()
+        let user = User(id: UUID().uuidString.lowercased(), name: name, passwordHash: passwordHash, apiKey: apiKey)
         let key = TextRules.nameKey(name)
         try change { state throws(APIError) in
             guard state.userIDByName[key] == nil else { throw .rejected("A user named '\(name)' already exists") }
             state.users[user.id] = user
             state.userOrder.append(user.id)
             state.userIDByName[key] = user.id
-            state.userIDByKey[user.apiKeyDigest] = user.id
+            for digest in user.apiKeyDigests { state.userIDByKey[digest] = user.id }
         }
-        return user
+        knownKeys.withLock { $0[user.id] = apiKey }
+        return (user, apiKey)
     }
 
     /// The user with this id, or `nil`.
@@ -38,15 +39,13 @@ extension ChatStore {
         return state.withLock { state in state.userIDByName[key].flatMap { state.users[$0] } }
     }
 
-    /// The user whose current API key this is, or `nil`. The key is remembered in memory, so
-    /// that sign-in can return it again.
+    /// The user who holds this API key, or `nil`. The key is remembered in memory
+    /// (``knownKeys``), so that sign-in can return it again.
     func user(apiKey: String) -> User? {
         let digest = User.digest(ofKey: apiKey)
-        return state.withLock { state -> User? in
-            guard let id = state.userIDByKey[digest] else { return nil }
-            state.users[id]?.apiKey = apiKey
-            return state.users[id]
-        }
+        guard let user = state.withLock({ state in state.userIDByKey[digest].flatMap { state.users[$0] } }) else { return nil }
+        knownKeys.withLock { $0[user.id] = apiKey }
+        return user
     }
 
     /// Every user, in sign-up order.
@@ -54,30 +53,53 @@ extension ChatStore {
         state.withLock { state in state.userOrder.compactMap { state.users[$0] } }
     }
 
-    /// The user with its current API key: the one in memory, or a new one when the server has
-    /// only the digest (after a restart, until the key is presented again).
-    /// - Throws: 404 when there is no such user; 500 when a new key cannot be saved.
-    func userWithKey(id: String) throws(APIError) -> User {
-        guard let user = user(id: id) else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
-        if user.apiKey != nil { return user }
-        return try rotateAPIKey(userID: id)
+    /// The last API key the user presented or was given, if the server knows it and the user
+    /// still holds it; `nil` otherwise (after a restart, until a key is presented again).
+    func knownKey(userID: String) -> String? {
+        guard let key = knownKeys.withLock({ $0[userID] }) else { return nil }
+        let digest = User.digest(ofKey: key)
+        return state.withLock { $0.users[userID]?.apiKeyDigests.contains(digest) == true } ? key : nil
     }
 
-    /// Replaces a user's API key, so that the old one is refused from now on.
-    /// - Parameter userID: the user.
-    /// - Returns: the user with the new key.
-    /// - Throws: 404 when there is no such user; 500 when the change cannot be saved.
-    @discardableResult
-    func rotateAPIKey(userID: String) throws(APIError) -> User {
+    /// An API key of the user, for sign-in: the one in memory (``knownKey(userID:)``), or else
+    /// an additional new one, so that keys the user's other clients hold keep working. With
+    /// ``User/maxAPIKeys`` keys already, the oldest is retired.
+    /// - Throws: 404 when there is no such user; 500 when a new key cannot be saved.
+    func signInKey(userID: String) throws(APIError) -> String {
+        if let key = knownKey(userID: userID) { return key }
         let key = UUID().uuidString.lowercased()
-        return try change { state throws(APIError) in
+        let digest = User.digest(ofKey: key)
+        try change { state throws(APIError) in
             guard var user = state.users[userID] else { throw .notFound("No user exists with ID '\(userID.prefix(100))'") }
-            state.userIDByKey.removeValue(forKey: user.apiKeyDigest)
-            user.apiKey = key
-            user.apiKeyDigest = User.digest(ofKey: key)
-            state.userIDByKey[user.apiKeyDigest] = user.id
+            user.apiKeyDigests.append(digest)
+            while user.apiKeyDigests.count > User.maxAPIKeys {
+                state.userIDByKey.removeValue(forKey: user.apiKeyDigests.removeFirst())
+            }
+            state.userIDByKey[digest] = user.id
             state.users[user.id] = user
-            return user
+        }
+        knownKeys.withLock { $0[userID] = key }
+        return key
+    }
+
+    /// Retires API keys of a user: the one given, or every one (`nil`). Requests with a retired
+    /// key get 401; the next sign-in returns a new key when none is left in memory.
+    /// - Parameters:
+    ///   - apiKey: the key to retire; `nil` for all of the user's keys.
+    ///   - userID: the user.
+    /// - Throws: 404 when there is no such user; 500 when the change cannot be saved.
+    func revokeAPIKeys(_ apiKey: String?, userID: String) throws(APIError) {
+        let retired = apiKey.map { User.digest(ofKey: $0) }
+        try change { state throws(APIError) in
+            guard var user = state.users[userID] else { throw .notFound("No user exists with ID '\(userID.prefix(100))'") }
+            for digest in user.apiKeyDigests where retired == nil || digest == retired {
+                state.userIDByKey.removeValue(forKey: digest)
+            }
+            user.apiKeyDigests.removeAll { retired == nil || $0 == retired }
+            state.users[user.id] = user
+        }
+        knownKeys.withLock { keys in
+            if apiKey == nil || keys[userID] == apiKey { keys.removeValue(forKey: userID) }
         }
     }
 }

@@ -8,6 +8,10 @@ import Synchronization
 /// state — so a change that was answered is on disk, and a change that could not be saved is
 /// answered with 500 and never seen. Changes are serialized; reads never wait for the disk.
 ///
+/// The API keys themselves are never stored, only their digests (``User/apiKeyDigests``); the
+/// server remembers in memory the last key each user presented or was given
+/// (``ChatStore/knownKeys``), so that sign-in can return it again.
+///
 /// Operations report refusals as ``APIError`` with the contract's statuses and texts.
 final class ChatStore: Sendable {
     struct State: Sendable {
@@ -15,20 +19,25 @@ final class ChatStore: Sendable {
         var userOrder: [String] = []
         /// User ids by ``TextRules/nameKey(_:)`` of their names.
         var userIDByName: [String: String] = [:]
-        /// User ids by ``User/digest(ofKey:)`` of their API keys.
+        /// User ids by ``User/digest(ofKey:)`` of each of their API keys.
         var userIDByKey: [String: String] = [:]
         var rooms: [String: Room] = [:]
         var roomOrder: [String] = []
     }
 
     let state: Mutex<State>
+    /// The last API key each user presented or was given, by user id: memory only, never
+    /// saved, and kept apart from ``state`` so that remembering a key never races with a change
+    /// (a key here may have been revoked since; ``knownKey(userID:)`` checks).
+    let knownKeys = Mutex<[String: String]>([:])
     let persistence: StorePersistence?
     /// Held for the whole of a change with a data directory (copy, save, publish), so that
     /// changes are saved one at a time, in order.
     private let writer = Mutex<Void>(())
 
     /// Creates a store, loading what the data directory holds. A data file of an older format
-    /// (with API keys in plain text) is rewritten at once in the current one.
+    /// (1: an API key in plain text per user; 2: one key digest per user) is rewritten at once
+    /// in the current one.
     /// - Parameter dataDirectory: where to keep the data; `nil` (memory only) by default.
     /// - Throws: ``StorePersistence/Failure`` when the directory or its data file cannot be read,
     ///   or an old data file cannot be rewritten.
@@ -53,7 +62,7 @@ final class ChatStore: Sendable {
             state.userOrder.append(user.id)
             let key = TextRules.nameKey(user.name)
             if state.userIDByName[key] == nil { state.userIDByName[key] = user.id }
-            state.userIDByKey[user.apiKeyDigest] = user.id
+            for digest in user.apiKeyDigests { state.userIDByKey[digest] = user.id }
         }
         for var room in snapshot.rooms where state.rooms[room.id] == nil {
             var seen = Set<String>()
@@ -73,7 +82,16 @@ final class ChatStore: Sendable {
     }
 
     /// Applies one change to the state, saving it first when the store has a data directory.
-    /// - Parameter body: the change; what it throws leaves the state as it was.
+    ///
+    /// With a data directory the change is made on a copy of the state, which replaces the
+    /// state only once it is saved; the copy shares its storage with the state until `body`
+    /// writes, so a write copies what it touches (a post copies its room's messages, and the
+    /// save then encodes the whole store). Without one the change is made in place, under the
+    /// lock, so that a post costs the same however long the room's history is (copying it
+    /// took about 1.5 ms per post at 10,000 messages in a debug build, in place about 35 µs).
+    /// - Parameter body: the change. It must check everything before it writes, and throw (if
+    ///   it throws) before its first write: every change of the store does, so what it throws
+    ///   leaves the state as it was.
     /// - Returns: what `body` returned.
     /// - Throws: what `body` threw, or ``APIError/notSaved`` (500) when the data file cannot be
     ///   written; the change is then not made.

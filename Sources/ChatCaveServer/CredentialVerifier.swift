@@ -11,11 +11,20 @@ import Synchronization
 /// next request with it costs one digest. Unknown names are verified against a dummy hash,
 /// so that a wrong name and a wrong password take the same time.
 ///
-/// Every hash runs in a bounded ``HashingPool``, and failed password checks are throttled per
-/// client address and per name by a ``LoginThrottle`` (see ``ChatCaveServer/PasswordLimits``).
+/// Every hash runs in a bounded ``HashingPool`` (checks of existing users may use its reserved
+/// places), failed password checks are throttled by a ``LoginThrottle`` and sign-ups by a
+/// ``SignUpThrottle`` (see ``ChatCaveServer/PasswordLimits``).
 final class CredentialVerifier: Sendable {
     /// The most remembered Basic credentials; the memory is emptied when it is full.
     static let cacheLimit = 1_024
+
+    /// Who a request's credentials belong to, and how they were shown.
+    struct Authentication: Sendable {
+        /// The user.
+        let user: ChatStore.User
+        /// The API key the request presented as `X-Magic-Auth`; `nil` for Basic credentials.
+        let apiKey: String?
+    }
 
     private struct Remembered: Sendable {
         var userID: String
@@ -27,32 +36,38 @@ final class CredentialVerifier: Sendable {
     private let dummyHash: String
     private let cacheKey: [UInt8]
     private let verified = Mutex<[String: Remembered]>([:])
+    private let throttle: Mutex<LoginThrottle>
+    private let signUps: Mutex<SignUpThrottle>
     /// Where every hash runs.
     let pool: HashingPool
-    /// The failed-attempt counts.
-    let throttle: LoginThrottle
 
     /// Creates a verifier.
     /// - Parameters:
     ///   - store: where users are looked up.
     ///   - iterations: the PBKDF2 iteration count of new hashes.
-    ///   - limits: the hashing pool's size and the failure limits.
+    ///   - limits: the hashing pool's size, the failure limits and the sign-up rate.
     init(store: ChatStore, iterations: Int, limits: ChatCaveServer.PasswordLimits) {
         self.store = store
         self.iterations = iterations
-        self.pool = HashingPool(concurrency: limits.concurrentHashes, queueLimit: limits.queuedHashes)
-        self.throttle = LoginThrottle(limits: limits)
+        self.pool = HashingPool(concurrency: limits.concurrentHashes, queueLimit: limits.queuedHashes,
+                                reserved: limits.reservedHashes)
+        self.throttle = Mutex(LoginThrottle(limits: limits))
+        self.signUps = Mutex(SignUpThrottle(perMinute: limits.signUpsPerMinute, trackedKeys: limits.trackedKeys))
         self.dummyHash = (try? PasswordHashing.hash("not a password", iterations: iterations)) ?? ""
         self.cacheKey = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
     }
 
-    /// Hashes a new password, in the pool.
+    /// Hashes the password of a sign-up from `request`'s client address, in the pool (outside
+    /// its reserved places).
     /// - Throws: 406 when the password is empty or too long (failures of the hash as 406 too);
-    ///   503 when the pool is full.
-    func hash(password: String) throws(APIError) -> String {
+    ///   429 when the address has made too many sign-ups; 503 when the pool is full.
+    func hashForSignUp(password: String, from request: APIRequest) throws(APIError) -> String {
         guard !password.isEmpty else { throw .rejected("Password must not be empty") }
         guard password.utf8.count <= 1_024 else { throw .rejected("Password must be at most 1024 bytes") }
-        let result = try pool.run { Result(catching: { try PasswordHashing.hash(password, iterations: iterations) }) }
+        let peer = PeerKey.of(addressBytes: request.peerAddress)
+        let wait = signUps.withLock { $0.admit(peer: peer, now: .now) }
+        guard wait == .zero else { throw .tooManySignUps(retryAfter: APIError.retryAfterSeconds(wait)) }
+        let result = try pool.run(for: .other) { Result(catching: { try PasswordHashing.hash(password, iterations: iterations) }) }
         switch result {
         case .success(let hash): return hash
         case .failure(let error): throw .rejected("The password cannot be stored: \(error)")
@@ -61,50 +76,62 @@ final class CredentialVerifier: Sendable {
 
     /// The user with this name and password, or `nil`; takes as long for an unknown name.
     /// The check is throttled for the name and the request's client address.
-    /// - Throws: 429 while the name or address is locked out; 503 when the pool is full.
+    /// - Throws: 429 while the attempt is locked out; 503 when the pool is full.
     func user(named name: String, password: String, from request: APIRequest) throws(APIError) -> ChatStore.User? {
-        let keys = Self.throttleKeys(name: name, request: request)
-        try throttle.check(keys)
-        return try verify(name: name, password: password, keys: keys)
+        let attempt = LoginThrottle.Attempt(name: name, addressBytes: request.peerAddress)
+        try checkThrottle(attempt)
+        return try verify(name: name, password: password, attempt: attempt)
     }
 
-    /// Checks a password in the pool and counts a failure against `keys`, a success for the name.
-    private func verify(name: String, password: String, keys: [String]) throws(APIError) -> ChatStore.User? {
+    /// Refuses `attempt` while it is locked out.
+    /// - Throws: 429 with the seconds until its lock-out ends.
+    private func checkThrottle(_ attempt: LoginThrottle.Attempt) throws(APIError) {
+        let wait = throttle.withLock { $0.wait(for: attempt, now: .now) }
+        guard wait > .zero else { return }
+        throw .tooManyAttempts(retryAfter: APIError.retryAfterSeconds(wait))
+    }
+
+    /// Checks a password in the pool and counts the failure or the success of `attempt`.
+    private func verify(name: String, password: String, attempt: LoginThrottle.Attempt) throws(APIError) -> ChatStore.User? {
         let found = store.user(named: name)
-        let matches = try pool.run { PasswordHashing.verify(password, against: found?.passwordHash ?? dummyHash) }
+        let matches = try pool.run(for: found == nil ? .other : .signIn) {
+            PasswordHashing.verify(password, against: found?.passwordHash ?? dummyHash)
+        }
         guard let found, matches else {
-            throttle.recordFailure(keys)
+            throttle.withLock { $0.recordFailure(attempt, now: .now) }
             return nil
         }
-        throttle.recordSuccess(keys[1])
+        throttle.withLock { $0.recordSuccess(attempt, now: .now) }
         return found
     }
 
-    /// The user a request's credentials belong to, or `nil` when they are missing or wrong.
+    /// Who a request's credentials belong to, or `nil` when they are missing or wrong.
     /// The API key is tried first, then Basic (throttled, and checked in the pool).
-    /// - Throws: 429 while the name or address is locked out; 503 when the pool is full.
-    func authenticate(_ request: APIRequest) throws(APIError) -> ChatStore.User? {
+    /// - Throws: 429 while the Basic attempt is locked out; 503 when the pool is full.
+    func authenticate(_ request: APIRequest) throws(APIError) -> Authentication? {
         if let key = request.header("X-Magic-Auth")?.trimmingCharacters(in: .whitespaces), !key.isEmpty,
            let user = store.user(apiKey: key) {
-            return user
+            return Authentication(user: user, apiKey: key)
         }
         guard let authorization = request.header("Authorization"),
               let (name, password) = Self.basicCredentials(authorization) else { return nil }
         // The lock-out is checked before the memory: a remembered credential answering during a
-        // lock-out would tell a guesser that its guess is right.
-        let keys = Self.throttleKeys(name: name, request: request)
-        try throttle.check(keys)
+        // lock-out would tell a guesser that its guess is right. A client that signed in from
+        // its address is not locked out by failures elsewhere (its pair is trusted).
+        let attempt = LoginThrottle.Attempt(name: name, addressBytes: request.peerAddress)
+        try checkThrottle(attempt)
         let digest = rememberedKey(name: name, password: password)
         if let remembered = verified.withLock({ $0[digest] }), let user = store.user(id: remembered.userID),
            user.passwordHash == remembered.passwordHash, TextRules.nameKey(user.name) == TextRules.nameKey(name) {
-            return user
+            throttle.withLock { $0.recordSuccess(attempt, now: .now) }
+            return Authentication(user: user, apiKey: nil)
         }
-        guard let user = try verify(name: name, password: password, keys: keys) else { return nil }
+        guard let user = try verify(name: name, password: password, attempt: attempt) else { return nil }
         verified.withLock { cache in
             if cache.count >= Self.cacheLimit { cache.removeAll() }
             cache[digest] = Remembered(userID: user.id, passwordHash: user.passwordHash)
         }
-        return user
+        return Authentication(user: user, apiKey: nil)
     }
 
     /// Reads `Basic base64(name:password)`; `nil` for another scheme or a malformed value.
@@ -115,11 +142,6 @@ final class CredentialVerifier: Sendable {
               let text = String(data: data, encoding: .utf8),
               let colon = text.firstIndex(of: ":") else { return nil }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
-    }
-
-    /// The throttle keys of a password check: the client address, then the name.
-    private static func throttleKeys(name: String, request: APIRequest) -> [String] {
-        [LoginThrottle.peerKey(addressBytes: request.peerAddress), LoginThrottle.nameKey(name)]
     }
 
     private func rememberedKey(name: String, password: String) -> String {

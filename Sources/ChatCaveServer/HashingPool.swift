@@ -6,7 +6,20 @@ import Synchronization
 /// A hash takes a slot when one is free, or waits when fewer than `queueLimit` others wait;
 /// otherwise it is refused at once with 503, so slow hashing can never pile up unbounded work
 /// or starve the requests that need no hash.
+///
+/// `reserved` of the places (slots and queue together) are kept for ``Purpose/signIn``: the
+/// password check of an existing user. Other hashes (sign-ups, checks of unknown names) are
+/// refused once only the reserved places are left, so a flood of them cannot keep users
+/// from signing in.
 final class HashingPool: Sendable {
+    /// What a hash is for, which decides whether it may take a reserved place.
+    enum Purpose: Sendable {
+        /// The password check of an existing user: may take any place.
+        case signIn
+        /// Anything else (a new password, a check of an unknown name): leaves the reserved places.
+        case other
+    }
+
     /// The longest a queued hash waits for a slot before it is refused with 503.
     static let maxWait: DispatchTimeInterval = .seconds(10)
 
@@ -18,15 +31,24 @@ final class HashingPool: Sendable {
 
     private let slots: DispatchSemaphore
     private let admissionLimit: Int
+    private let reserved: Int
     private let counts = Mutex(Counts())
 
     /// Creates a pool.
     /// - Parameters:
     ///   - concurrency: how many hashes run at once (at least 1).
     ///   - queueLimit: how many more may wait.
-    init(concurrency: Int, queueLimit: Int) {
+    ///   - reserved: how many of these places only ``Purpose/signIn`` may take (at most all
+    ///     but one).
+    init(concurrency: Int, queueLimit: Int, reserved: Int) {
         slots = DispatchSemaphore(value: max(1, concurrency))
         admissionLimit = max(1, concurrency) + max(0, queueLimit)
+        self.reserved = min(max(0, reserved), admissionLimit - 1)
+    }
+
+    /// How many hashes are running or waiting for a slot now.
+    var admittedCount: Int {
+        counts.withLock { $0.admitted }
     }
 
     /// The most hashes that ever ran at the same time.
@@ -35,12 +57,16 @@ final class HashingPool: Sendable {
     }
 
     /// Runs `body` in a slot, waiting for one if the queue has room.
+    /// - Parameters:
+    ///   - purpose: whether the hash may take a reserved place.
+    ///   - body: the hash.
     /// - Returns: what `body` returned.
-    /// - Throws: 503 with `Retry-After: 1` when every slot and queue place is taken, or no slot
-    ///   came free in time.
-    func run<Value>(_ body: () -> Value) throws(APIError) -> Value {
+    /// - Throws: 503 with `Retry-After: 1` when every place open to `purpose` is taken, or no
+    ///   slot came free in time.
+    func run<Value>(for purpose: Purpose, _ body: () -> Value) throws(APIError) -> Value {
+        let limit = purpose == .signIn ? admissionLimit : admissionLimit - reserved
         let admitted = counts.withLock { counts -> Bool in
-            guard counts.admitted < admissionLimit else { return false }
+            guard counts.admitted < limit else { return false }
             counts.admitted += 1
             return true
         }

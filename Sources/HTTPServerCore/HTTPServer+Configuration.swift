@@ -1,4 +1,9 @@
 import CourierHTTP1
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension HTTPServer {
     /// Limits, timeouts and threading of an ``HTTPServer``.
@@ -19,7 +24,8 @@ extension HTTPServer {
         public var bodyTimeout: Duration
         /// The most connections open at once; a connection accepted over the cap is closed
         /// at once, before anything is read (see ``HTTPServer/connectionsRefused``).
-        /// Default: 10,000.
+        /// Default: ``defaultMaxConnections``, the smaller of 10,000 and 80 % of the process's
+        /// open-file limit, so that the cap binds before `accept` fails with `EMFILE`.
         public var maxConnections: Int
         /// After an error response (400, 413, 431...) the server shuts down its sending
         /// side and keeps reading and discarding for at most this long before closing, so
@@ -43,6 +49,29 @@ extension HTTPServer {
         /// Default: ``plainTextErrors``.
         public var errorBody: @Sendable (_ status: Int, _ message: String) -> (contentType: String, body: [UInt8])
 
+        /// The default of ``maxConnections`` for this process: ``maxConnections(forOpenFileLimit:)``
+        /// of the soft `RLIMIT_NOFILE` (read with `getrlimit`; 10,000 when it is unlimited,
+        /// `RLIM_INFINITY`, or cannot be read).
+        public static var defaultMaxConnections: Int {
+            var limit = rlimit()
+            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return connectionCeiling }
+            return maxConnections(forOpenFileLimit: limit.rlim_cur == rlim_t.max ? nil : UInt64(limit.rlim_cur))
+        }
+
+        /// The highest default of ``maxConnections``: 10,000.
+        public static let connectionCeiling = 10_000
+
+        /// The connection cap for a soft open-file limit: 80 % of it (the rest is left for the
+        /// listener, files and outgoing sockets), at least 1 and at most ``connectionCeiling``;
+        /// ``connectionCeiling`` when there is no limit (`nil`).
+        /// - Parameter openFileLimit: the soft `RLIMIT_NOFILE`, or `nil` for unlimited.
+        /// - Returns: the cap.
+        public static func maxConnections(forOpenFileLimit openFileLimit: UInt64?) -> Int {
+            guard let openFileLimit else { return connectionCeiling }
+            let fourFifths = Int(min(openFileLimit, 1 << 32) * 4 / 5)
+            return max(1, min(connectionCeiling, fourFifths))
+        }
+
         /// Error bodies as one line of UTF-8 text.
         public static let plainTextErrors: @Sendable (Int, String) -> (contentType: String, body: [UInt8]) = { _, message in
             ("text/plain; charset=utf-8", Array((message + "\n").utf8))
@@ -55,7 +84,7 @@ extension HTTPServer {
         ///   - headerTimeout: Default 10 seconds.
         ///   - idleTimeout: Default 60 seconds.
         ///   - bodyTimeout: Default 30 seconds.
-        ///   - maxConnections: Default 10,000.
+        ///   - maxConnections: Default ``defaultMaxConnections``.
         ///   - lingerTimeout: Default 2 seconds.
         ///   - limits: Default `HTTP1Limits()`.
         ///   - eventLoopCount: Default 1.
@@ -68,7 +97,7 @@ extension HTTPServer {
             headerTimeout: Duration = .seconds(10),
             idleTimeout: Duration = .seconds(60),
             bodyTimeout: Duration = .seconds(30),
-            maxConnections: Int = 10_000,
+            maxConnections: Int = defaultMaxConnections,
             lingerTimeout: Duration = .seconds(2),
             limits: HTTP1Limits = HTTP1Limits(),
             eventLoopCount: Int = 1,

@@ -47,10 +47,20 @@ final class RawHTTP {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`.
-    init(port: Int, timeout: Int = 10) throws {
+    /// Connects to 127.0.0.1:`port`, from the loopback address `source` (another address of
+    /// 127.0.0.0/8 makes the client look like another host) or from any address (`nil`).
+    init(port: Int, timeout: Int = 10, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed: \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else { throw Failure(description: "not an IPv4 address: \(source)") }
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw Failure(description: "bind to \(source) failed: \(String(cString: strerror(errno)))") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -16,14 +16,22 @@ final class ServerFixture {
         server.shutdown()
     }
 
-    /// Sends one request on a new connection.
-    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> RawHTTP.Response {
-        try RawHTTP(port: server.port).request(method, target, headers: headers, body: body)
+    /// Sends one request on a new connection, from the loopback address `source` (127.0.0.1 by default).
+    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+              from source: String? = nil) throws -> RawHTTP.Response {
+        try RawHTTP(port: server.port, from: source).request(method, target, headers: headers, body: body)
     }
 
     /// Sends a form body.
-    func send(_ method: String, _ target: String, auth: [(String, String)] = [], form: String) throws -> RawHTTP.Response {
-        try send(method, target, headers: auth + [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
+    func send(_ method: String, _ target: String, auth: [(String, String)] = [], form: String,
+              from source: String? = nil) throws -> RawHTTP.Response {
+        try send(method, target, headers: auth + [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8),
+                 from: source)
+    }
+
+    /// Signs in with a form body, from the loopback address `source` (127.0.0.1 by default).
+    func signIn(_ name: String, password: String, from source: String? = nil) throws -> RawHTTP.Response {
+        try send("PUT", "/account", form: "user%5Bname%5D=\(name)&user%5Bpassword%5D=\(password)", from: source)
     }
 
     /// Sends a JSON body.

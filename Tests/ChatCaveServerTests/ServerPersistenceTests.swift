@@ -93,10 +93,79 @@ struct ServerPersistenceTests {
         let fixture = try ServerFixture(dataDirectory: directory)
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(!text.contains(key))
-        #expect(text.contains(#""format":2"#))
+        #expect(text.contains(#""format":3"#))
         let users = try fixture.send("GET", "/users", headers: ServerFixture.magic(key))
         #expect(users.status == 200)
         #expect(try users.array().first?["apiKey"] as? String == key)
+    }
+
+    @Test("L8 a data file of format 2 with one key digest per user is rewritten in format 3 on load, and the key still works")
+    func singleDigestMigrated() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("chatcave-store.json")
+        let key = "0b6c1a1e-7d3f-4a51-9e0c-3f1f2a4b5c6d"  // aliceDigest is its SHA-256
+        let digest = "8e7c8a1b1fc8b6d1ad5bb4cbb0e3f6e0d5b2b1a5d0d0b0c1e5c0b5f0a9b8c7d6"  // bob's, of a key unknown here
+        let aliceDigest = "3c29bfaf458059033f4b42c91d5a23e1b6980d719cc1a88a1c1e8d9d6127255c"
+        let old = #"{"format":2,"rooms":[],"users":[{"apiKeyDigest":"\#(aliceDigest)","id":"u1","name":"alice","passwordHash":"pbkdf2-sha256$1000$AAAA$BBBB"},"#
+            + #"{"apiKeyDigest":"\#(digest)","id":"u2","name":"bob","passwordHash":"pbkdf2-sha256$1000$AAAA$BBBB"}]}"#
+        try Data(old.utf8).write(to: file)
+        let fixture = try ServerFixture(dataDirectory: directory)
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.contains(#""format":3"#))
+        #expect(text.contains(#""apiKeyDigests":["\#(digest)"]"#))
+        let users = try fixture.send("GET", "/users", headers: ServerFixture.magic(key))
+        #expect(users.status == 200)
+        #expect(try users.array().map { $0["name"] as? String } == ["alice", "bob"])
+    }
+
+    @Test("sign-in after a restart, before the key was presented, adds a key: the old one keeps working")
+    func signInAfterRestartKeepsOldKey() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var alice = (id: "", key: "")
+        do {
+            let fixture = try ServerFixture(dataDirectory: directory)
+            alice = try fixture.signUp("alice", password: "pw")
+            fixture.server.shutdown()
+        }
+        let restarted = try ServerFixture(dataDirectory: directory)
+        let signIn = try restarted.signIn("alice", password: "pw")
+        #expect(signIn.status == 201)
+        let second = try #require(try signIn.object()["apiKey"] as? String)
+        #expect(second != alice.key)
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).status == 200, "the old key still works")
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(second)).status == 200)
+        #expect(try restarted.signIn("alice", password: "pw").object()["apiKey"] as? String == second, "no third key")
+        let text = try String(contentsOf: directory.appendingPathComponent("chatcave-store.json"), encoding: .utf8)
+        #expect(!text.contains(alice.key) && !text.contains(second))
+        restarted.server.shutdown()
+        let again = try ServerFixture(dataDirectory: directory)
+        #expect(try again.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).status == 200)
+        #expect(try again.send("GET", "/rooms", headers: ServerFixture.magic(second)).status == 200, "both keys were saved")
+    }
+
+    @Test("sign-out with X-Magic-Auth retires only that key; sign-out with Basic retires all of the user's keys")
+    func signOutRetiresPresentedKey() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var first = ""
+        do {
+            let fixture = try ServerFixture(dataDirectory: directory)
+            first = try fixture.signUp("alice", password: "pw").key
+            fixture.server.shutdown()
+        }
+        let restarted = try ServerFixture(dataDirectory: directory)
+        let second = try #require(try restarted.signIn("alice", password: "pw").object()["apiKey"] as? String)
+        #expect(try restarted.send("DELETE", "/account", headers: ServerFixture.magic(first)).status == 200)
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(first)).status == 401)
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(second)).status == 200, "the other client keeps its key")
+        #expect(try restarted.send("DELETE", "/account", headers: ServerFixture.basic("alice", "pw")).status == 200)
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(second)).status == 401)
+        let third = try #require(try restarted.signIn("alice", password: "pw").object()["apiKey"] as? String)
+        #expect(![first, second].contains(third))
+        #expect(try restarted.send("GET", "/rooms", headers: ServerFixture.magic(third)).status == 200)
     }
 
     @Test("L9 a change that cannot be saved gets 500 and is not made; once the disk works again, changes are saved")
@@ -120,7 +189,7 @@ struct ServerPersistenceTests {
         #expect(try fixture.send("POST", "/users", form: "user%5Bname%5D=bob&user%5Bpassword%5D=pw").status == 500)
         #expect(try fixture.send("GET", "/users", headers: auth).array().count == 1)
         #expect(try fixture.send("DELETE", "/account", headers: auth).status == 500)
-        #expect(try fixture.send("GET", "/rooms", headers: auth).status == 200, "the key was not rotated")
+        #expect(try fixture.send("GET", "/rooms", headers: auth).status == 200, "the key was not retired")
         try FileManager.default.removeItem(at: directory)
         try FileManager.default.moveItem(at: moved, to: directory)
         let room = try fixture.createRoom("Lost", key: alice.key)

@@ -94,10 +94,19 @@ struct ServerLimitTests {
         #expect(eventually { server.connectionsOpen == 0 })
     }
 
-    @Test("M4 the server core's defaults bound connections and body time")
+    @Test("M4 the server core's defaults bound connections (below 80 % of the open-file limit) and body time")
     func defaults() {
         let configuration = HTTPServer.Configuration()
-        #expect(configuration.maxConnections == 10_000)
+        #expect(configuration.maxConnections == HTTPServer.Configuration.defaultMaxConnections)
+        #expect(HTTPServer.Configuration.maxConnections(forOpenFileLimit: 1_024) == 819, "80 % of the usual soft limit")
+        #expect(HTTPServer.Configuration.maxConnections(forOpenFileLimit: 20_000) == 10_000)
+        #expect(HTTPServer.Configuration.maxConnections(forOpenFileLimit: nil) == 10_000, "RLIM_INFINITY")
+        #expect(HTTPServer.Configuration.maxConnections(forOpenFileLimit: .max) == 10_000)
+        #expect(HTTPServer.Configuration.maxConnections(forOpenFileLimit: 1) == 1)
+        var limit = rlimit()
+        #expect(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        let expected = limit.rlim_cur >= 12_500 ? 10_000 : Int(limit.rlim_cur) * 4 / 5
+        #expect(configuration.maxConnections == expected, "soft limit \(limit.rlim_cur)")
         #expect(configuration.bodyTimeout == .seconds(30))
     }
 }
