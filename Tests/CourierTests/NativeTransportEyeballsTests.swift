@@ -46,8 +46,7 @@ struct NativeTransportEyeballsTests {
             #expect(try response.decode(Echo.self).header("Host") == Self.host)  // the URL's host, not the address
             #expect(elapsed >= .milliseconds(240), "the good address waited for the attempt delay")
             #expect(elapsed < .seconds(2), "took \(elapsed); the connect timeout is 10 s")
-            let blackholePort = blackhole.port
-            #expect(await eventually { TCPSocketTable.aimedAt(port: blackholePort) == fillers },
+            #expect(await TCPSocketTable.reach([blackhole.port: fillers]),
                     "the black-holed attempt's socket is closed once the good one won")
         }
     }
@@ -89,10 +88,7 @@ struct NativeTransportEyeballsTests {
             #expect(error == .timedOut, "\(String(describing: error))")
             #expect(error?.description.contains("connecting to http://\(Self.host):80 timed out") == true, "\(String(describing: error))")
             #expect(elapsed >= .milliseconds(590) && elapsed < .seconds(5), "ended after \(elapsed)")
-            let ports = (first.port, second.port)
-            #expect(await eventually {
-                TCPSocketTable.aimedAt(port: ports.0) == fillers.0 && TCPSocketTable.aimedAt(port: ports.1) == fillers.1
-            }, "both attempts' sockets are closed")
+            #expect(await TCPSocketTable.reach([first.port: fillers.0, second.port: fillers.1]), "both attempts' sockets are closed")
         }
     }
 
@@ -121,8 +117,7 @@ struct NativeTransportEyeballsTests {
                                           attemptDelay: .milliseconds(20))
             defer { transport.shutdown() }
             let task = Task { try await fetch(transport, URL(string: "http://\(Self.host)/")!, timeout: .seconds(30)) }
-            let port = blackhole.port
-            #expect(await eventually { TCPSocketTable.aimedAt(port: port) == fillers + 2 }, "both attempts pending")
+            #expect(await TCPSocketTable.reach([blackhole.port: fillers + 2]), "both attempts pending")
             let clock = ContinuousClock()
             let start = clock.now
             task.cancel()
@@ -132,7 +127,7 @@ struct NativeTransportEyeballsTests {
             // The connection keeps racing for the next request until the connect timeout (10 s),
             // unless the transport goes away: then every attempt closes at once.
             transport.shutdown()
-            #expect(await eventually(timeout: .seconds(5)) { TCPSocketTable.aimedAt(port: port) == fillers })
+            #expect(await TCPSocketTable.reach([blackhole.port: fillers], timeout: .seconds(5)))
         }
     }
 

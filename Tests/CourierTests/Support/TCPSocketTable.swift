@@ -18,6 +18,23 @@ enum TCPSocketTable {
         return count
     }
 
+    /// Waits, polling every 20 ms on a thread of its own (the tables are long on a busy machine,
+    /// and reading them must not hold one of the few Swift concurrency threads), until exactly
+    /// `count` sockets are aimed at each port of `ports`, or `timeout` passes.
+    /// - Returns: whether the counts were reached.
+    static func reach(_ count: [Int: Int], timeout: Duration = .seconds(10)) async -> Bool {
+        let reached = try? await blocking {
+            let clock = ContinuousClock()
+            let deadline = clock.now + timeout
+            while true {
+                if count.allSatisfy({ aimedAt(port: $0.key) == $0.value }) { return true }
+                if clock.now >= deadline { return false }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+        return reached ?? false
+    }
+
     /// The inodes of the table rows whose remote address has `port` (hexadecimal after the colon).
     private static func inodes(remotePort port: Int) -> Set<String>? {
         var found: Set<String> = []
@@ -27,7 +44,8 @@ enum TCPSocketTable {
             guard let data = FileHandle(forReadingAtPath: table)?.readDataToEndOfFile() else { continue }
             let text = String(decoding: data, as: UTF8.self)
             readAny = true
-            for line in text.split(separator: "\n").dropFirst() {
+            let needle = ":" + String(format: "%04X", port) + " "
+            for line in text.split(separator: "\n").dropFirst() where line.contains(needle) {
                 let columns = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard columns.count > 9, let colon = columns[2].lastIndex(of: ":"),
                       Int(columns[2][columns[2].index(after: colon)...], radix: 16) == port else { continue }
