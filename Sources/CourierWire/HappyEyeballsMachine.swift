@@ -14,10 +14,11 @@
 /// - When every attempt failed, or the overall timeout fired, the race fails with the most
 ///   relevant error (``Failure``).
 ///
-/// Drive it in order: execute the returned actions first to last. Every attempt the machine
-/// starts ends in exactly one ``Action/closeAttempt(_:)`` or ``Action/connected(_:)``, and a
-/// race ends in exactly one ``Action/connected(_:)`` or ``Action/failed(_:)``, unless it is
-/// cancelled (which closes everything and reports nothing).
+/// Drive it in order: execute the returned actions first to last, and feed the events they
+/// cause after them. Every attempt the machine starts is ended by ``Action/closeAttempt(_:)`` or
+/// ``Action/connected(_:)`` (a late event about an ended attempt may repeat its closing, which
+/// must then do nothing), and a race ends in exactly one ``Action/connected(_:)`` or
+/// ``Action/failed(_:)``, unless it is cancelled (which closes everything and reports nothing).
 public struct HappyEyeballsMachine: Sendable {
     /// What the driver does next.
     public enum Action: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Courier
+import Foundation
 import Testing
 
 /// Building ``NativeTransport/AddressOverride`` values: the accepted spellings, and a clear
@@ -14,6 +15,21 @@ struct AddressOverrideTests {
         #expect(override.port == 8443)
         #expect(override.addresses == ["10.0.0.7:8443", "10.0.0.8:9000", "[fd00::7]:8443", "[fd00::8]:8443", "[fd00::9]:9001"])
         #expect(try NativeTransport.AddressOverride(host: "[::1]", port: 80, addresses: ["::1"]).host == "::1")
+    }
+
+    @Test("the README's example builds a transport with overrides and an attempt delay")
+    func readmeExample() throws {
+        var configuration = NativeTransport.Configuration(connectTimeout: .seconds(5))
+        configuration.addressOverrides = [
+            try .init(host: "api.example.com", port: 443, addresses: ["10.0.0.7", "[fd00::7]:8443"]),
+        ]
+        configuration.connectionAttemptDelay = .milliseconds(300)
+        let transport = NativeTransport(configuration: configuration)
+        defer { transport.shutdown() }
+        let connection = HTTPConnection(baseURL: URL(string: "https://api.example.com")!,
+                                        configuration: .init(transport: transport))
+        #expect(connection.baseURL?.absoluteString == "https://api.example.com")
+        #expect(transport.configuration.addressOverrides.first?.addresses == ["10.0.0.7:443", "[fd00::7]:8443"])
     }
 
     @Test("bad input is refused with InvalidAddressOverride naming the entry and the reason",

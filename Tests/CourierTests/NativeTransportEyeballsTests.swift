@@ -66,6 +66,25 @@ struct NativeTransportEyeballsTests {
         }
     }
 
+    @Test("[black-holed IPv6, good IPv4]: IPv4 wins after one attempt delay, the IPv6 attempt is closed")
+    func blackHoledIPv6ThenIPv4() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let blackhole = try IPv6Blackhole()
+        defer { blackhole.close() }
+        let fillers = TCPSocketTable.aimedAt(port: blackhole.port)
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            leaks.watch(port: blackhole.port, baseline: ProcessSockets.connected(toPort: blackhole.port))
+            let transport = try transport(leaks, addresses: ["[::1]:\(blackhole.port)", "127.0.0.1:\(server.port)"])
+            defer { transport.shutdown() }
+            let (response, elapsed) = try await timedEcho(transport, "[black-holed IPv6, good IPv4]")
+            #expect(response.status.code == 200)
+            #expect(elapsed >= .milliseconds(240) && elapsed < .seconds(2), "took \(elapsed)")
+            #expect(await TCPSocketTable.reach([blackhole.port: fillers]), "the IPv6 attempt's socket is closed")
+        }
+    }
+
     @Test("every address black-holed: timedOut at the connect timeout, every attempt closed")
     func allBlackHoled() async throws {
         let first = try BlackholeListener()
