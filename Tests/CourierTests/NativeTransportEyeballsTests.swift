@@ -60,11 +60,11 @@ struct NativeTransportEyeballsTests {
             leaks.watch(server)
             // An attempt delay far longer than the bound below: only an immediate next attempt passes.
             let transport = try transport(leaks, addresses: ["[::1]:1", "127.0.0.1:\(server.port)"],
-                                          attemptDelay: .seconds(30), connectTimeout: .seconds(60))
+                                          attemptDelay: .seconds(60), connectTimeout: .seconds(120))
             defer { transport.shutdown() }
             let (response, elapsed) = try await timedEcho(transport, "[refused IPv6, good IPv4]")
             #expect(response.status.code == 200)
-            #expect(elapsed < .seconds(10), "took \(elapsed); the attempt delay is 30 s")
+            #expect(elapsed < .seconds(30), "took \(elapsed); the attempt delay is 60 s")
         }
     }
 
