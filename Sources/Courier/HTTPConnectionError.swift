@@ -53,7 +53,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     public static let invalidBody = Self(.invalidBody)
     /// The host name could not be resolved.
     public static let cannotResolveHost = Self(.cannotResolveHost)
-    /// No connection could be made: refused, unreachable, or the connect timed out.
+    /// No connection could be made: refused or unreachable (a connect that takes too long is ``timedOut``).
     public static let cannotConnect = Self(.cannotConnect)
     /// Nothing arrived for longer than the request's timeout.
     public static let timedOut = Self(.timedOut)

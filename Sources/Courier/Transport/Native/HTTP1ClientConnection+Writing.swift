@@ -198,11 +198,14 @@ extension HTTP1ClientConnection {
         watchdogDeadline = 0
         let now = EventLoop.now()
         switch state {
-        case .resolving, .connecting, .handshaking:
-            if now >= connectDeadline {
-                failEstablishment(.cannotConnect.with(detail: "connecting to \(key) timed out after \(Duration.nanoseconds(Int64(clamping: settings.connectTimeout)))"))
-            } else {
+        case .connecting, .handshaking:
+            if now < connectDeadline {
                 armWatchdog(deadline: connectDeadline)
+            } else if let connector {
+                connector.timeout()  // reports through connectorFinished
+            } else {
+                let limit = Duration.nanoseconds(Int64(clamping: settings.connectTimeout))
+                failEstablishment(.timedOut.with(detail: "the TLS handshake with \(key) timed out after \(limit)"))
             }
         case .ready:
             guard let exchange else {

@@ -13,7 +13,7 @@ import Foundation
 final class HTTP1ClientConnection {
     /// Where the connection is in its life.
     enum State: Equatable {
-        case initial, resolving, connecting, handshaking, ready, closed
+        case initial, connecting, handshaking, ready, closed
     }
 
     /// Which part of the response the connection is reading.
@@ -43,9 +43,8 @@ final class HTTP1ClientConnection {
     var socket: Socket?
     var tls: TLSClientSession?
     private var interest = EventLoop.Interest.none
-    private var addresses: [SocketAddress] = []
-    private var addressIndex = 0
-    private var lastConnectError: SocketError?
+    /// Finds and connects the socket while the state is `connecting`.
+    var connector: NativeConnector?
     var connectDeadline: UInt64 = 0
 
     /// The exchange in progress, if any.
@@ -103,81 +102,46 @@ final class HTTP1ClientConnection {
 
     // MARK: - Establishing
 
-    /// Resolves the host (off the loop unless it is a numeric literal), then connects.
+    /// Resolves the host and races its addresses (``NativeConnector``), then connects TLS or
+    /// becomes ready. The connect timeout bounds it all.
     func establish() {
-        state = .resolving
-        let now = EventLoop.now()
-        connectDeadline = now &+ settings.connectTimeout
-        armWatchdog(deadline: connectDeadline)
-        if let literal = SocketAddress(ip: key.host, port: key.port) {
-            addresses = [literal]
-            connectNext()
-            return
-        }
-        guard let selfBound else { return }
-        Resolver().resolve(host: key.host, port: key.port, on: loop) { result in
-            selfBound.value.resolved(result)
-        }
-    }
-
-    private func resolved(_ result: Result<[SocketAddress], SocketError>) {
-        guard state == .resolving else { return }
-        switch result {
-        case .success(let list):
-            addresses = list
-            connectNext()
-        case .failure(let error):
-            failEstablishment(NativeErrors.connect(error, key: key))
-        }
-    }
-
-    /// Tries the next resolved address; fails when none is left.
-    private func connectNext() {
         state = .connecting
-        while addressIndex < addresses.count {
-            let address = addresses[addressIndex]
-            addressIndex += 1
-            let socket: Socket
-            let result: Socket.ConnectResult
-            do {
-                (socket, result) = try Socket.connect(to: address)
-            } catch {
-                lastConnectError = error
-                continue
-            }
-            do {
-                try loop.register(fd: socket.descriptor, interest: .writable) { [self] readiness in
-                    self.handle(readiness)
-                }
-            } catch {
-                socket.close()
-                lastConnectError = error
-                continue
-            }
-            self.socket = socket
-            interest = .writable
-            if result == .connected { connected() }
-            return
+        connectDeadline = EventLoop.now() &+ settings.connectTimeout
+        armWatchdog(deadline: connectDeadline)
+        let connector = NativeConnector(key: key, loop: loop, settings: settings)
+        self.connector = connector
+        connector.start { [self] result in
+            self.connectorFinished(result)
         }
-        let error = lastConnectError ?? SocketError(operation: "connect", message: "no address to connect to")
-        failEstablishment(NativeErrors.connect(error, key: key))
     }
 
-    private func connectFinished() {
-        guard let socket else { return }
+    /// The connect race ended: takes the winning socket, or fails.
+    private func connectorFinished(_ result: Result<Socket, HTTPConnectionError>) {
+        connector = nil
+        guard state == .connecting else {
+            if case .success(let socket) = result { socket.close() }
+            return
+        }
+        let socket: Socket
+        switch result {
+        case .success(let connected):
+            socket = connected
+        case .failure(let error):
+            failEstablishment(error)
+            return
+        }
         do {
-            try socket.finishConnect()
+            try loop.register(fd: socket.descriptor, interest: .readable) { [self] readiness in
+                self.handle(readiness)
+            }
         } catch {
-            lastConnectError = error
-            releaseSocket()
-            connectNext()
+            socket.close()
+            failEstablishment(NativeErrors.io(error))
             return
         }
-        connected()
-    }
-
-    private func connected() {
-        try? socket?.setNoDelay()
+        self.socket = socket
+        interest = .readable
+        try? socket.setNoDelay()
         if let tlsContext {
             startTLS(tlsContext)
         } else {
@@ -199,8 +163,6 @@ final class HTTP1ClientConnection {
     /// Dispatches a readiness event from the loop.
     private func handle(_ readiness: EventLoop.Readiness) {
         switch state {
-        case .connecting:
-            connectFinished()
         case .handshaking:
             if readiness.contains(.writable) { flush() }
             if state == .handshaking, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
@@ -215,7 +177,7 @@ final class HTTP1ClientConnection {
             }
             if readiness.contains(.writable) { flush() }
             if state == .ready, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
-        case .initial, .resolving, .closed:
+        case .initial, .connecting, .closed:
             break
         }
     }
@@ -274,6 +236,8 @@ final class HTTP1ClientConnection {
             pool?.lane?.unpark(slot)
         }
         state = .closed
+        connector?.cancel()
+        connector = nil
         releaseSocket()
         watchdog?.cancel()
         watchdog = nil

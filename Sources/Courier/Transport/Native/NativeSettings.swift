@@ -1,4 +1,5 @@
 import CourierHTTP1
+import CourierWire
 
 /// The configuration in the form the loop-side code uses: nanoseconds and parser limits.
 struct NativeSettings: Sendable {
@@ -11,6 +12,10 @@ struct NativeSettings: Sendable {
     let maxDecompressedBytes: Int
     let maxDecompressionRatio: Int
     let limits: HTTP1Limits
+    /// Resolves hosts, answering the configured address overrides without DNS.
+    let resolver: Resolver
+    /// The Happy Eyeballs connection attempt delay.
+    let connectionAttemptDelay: Duration
     /// Live pools and connections of the transport these settings belong to.
     let census = NativeCensus()
 
@@ -23,5 +28,9 @@ struct NativeSettings: Sendable {
         maxDecompressionRatio = configuration.maxDecompressionRatio
         limits = HTTP1Limits(maxHeadBytes: max(configuration.maxHeadBytes, 256),
                              maxFieldCount: max(configuration.maxHeaderFields, 1))
+        resolver = Resolver(overrides: configuration.addressOverrides.map {
+            Resolver.Override(host: $0.host, port: $0.port, addresses: $0.socketAddresses)
+        })
+        connectionAttemptDelay = configuration.connectionAttemptDelay
     }
 }

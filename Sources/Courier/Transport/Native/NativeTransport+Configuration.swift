@@ -7,8 +7,10 @@ extension NativeTransport {
         /// How long a pooled keep-alive connection may sit unused before it is closed.
         /// Default: 60 seconds.
         public var idleTimeout: Duration
-        /// The longest a TCP connect (and TLS handshake) may take. Default: 10 seconds. A request's
-        /// own timeout also bounds the time it waits for a connection.
+        /// The longest resolving, connecting (the whole race between a host's addresses, see
+        /// ``connectionAttemptDelay``) and the TLS handshake may take; past it the request fails
+        /// with ``HTTPConnectionError/timedOut``. Default: 10 seconds. A request's own timeout
+        /// also bounds the time it waits for a connection.
         public var connectTimeout: Duration
         /// How servers are verified over `https`. Default: ``TLSOptions/init(trustRoots:pins:minimumVersion:verifiesCertificateChain:verifiesHostname:)``
         /// with its defaults (system trust store, TLS 1.2 or newer, chain and host name checks).
@@ -28,6 +30,14 @@ extension NativeTransport {
         /// How many event-loop threads drive the connections. Each host's pool lives on one loop.
         /// Default: 1, which measured fastest on small machines; raise it for many busy hosts.
         public var loopCount: Int
+        /// Addresses used instead of DNS for chosen host and port pairs (see ``AddressOverride``).
+        /// Default: none.
+        public var addressOverrides: [AddressOverride] = []
+        /// Happy Eyeballs (RFC 8305): while a connect attempt is pending, the next address (the
+        /// families interleaved) is tried after this delay; an attempt that fails starts the next
+        /// at once, the first to connect wins and the others are closed. ``connectTimeout`` bounds
+        /// the whole race. Default: 250 ms; values below 10 ms count as 10 ms.
+        public var connectionAttemptDelay: Duration = .milliseconds(250)
 
         /// Creates a configuration; every parameter has the default documented on its property.
         /// - Parameters:

@@ -7,7 +7,10 @@ import Synchronization
 ///
 /// - **Event-driven.** Non-blocking sockets on `epoll` event loops (one thread by default, see
 ///   ``Configuration/loopCount``); no thread per request and no blocking read anywhere. Names are
-///   resolved with `getaddrinfo` off the loops; IPv4, IPv6 and `localhost` all work.
+///   resolved with `getaddrinfo` off the loops (or taken from ``Configuration/addressOverrides``);
+///   IPv4, IPv6 and `localhost` all work, and a host's addresses race per Happy Eyeballs
+///   (RFC 8305, ``Configuration/connectionAttemptDelay``), so a dead address costs 250 ms, not
+///   the connect timeout.
 /// - **Pooled.** Keep-alive connections per (scheme, host, port), at most
 ///   ``Configuration/maxConnectionsPerHost`` at once, with a fair first-in, first-out queue
 ///   beyond that and an idle timeout. A pooled connection that the server closed while it was
