@@ -18,13 +18,7 @@ import Synchronization
 ///   answer: the cancel ends the task.
 /// Nothing else cancels a task that may still get a redirect callback.
 final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private struct State {
-        var exchanges: [Int: URLSessionExchange] = [:]
-        /// The session was invalidated: its tasks are cancelled, new callbacks get no answer.
-        var invalidated = false
-    }
-
-    private let state = Mutex(State())
+    private let exchanges = Mutex<[Int: URLSessionExchange]>([:])
     private let delegateQueue: OperationQueue
 
     /// Creates the router of a session whose delegate queue is `delegateQueue` (a serial queue).
@@ -34,9 +28,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Routes the callbacks of `task` to `exchange`.
     func register(_ exchange: URLSessionExchange, for task: URLSessionTask) {
-        state.withLock { state in
-            if !state.invalidated { state.exchanges[task.taskIdentifier] = exchange }
-        }
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
     }
 
     /// Cancels `task` on the delegate queue, after every callback already queued, and forgets its
@@ -44,7 +36,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     /// callback of the task must know that it was cancelled.
     func cancel(_ task: URLSessionTask) {
         inOrder { [self] in
-            _ = state.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }
+            _ = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
             task.cancel()
         }
     }
@@ -54,18 +46,16 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
         delegateQueue.addOperation(work)
     }
 
-    /// Forgets every exchange and invalidates `session`, cancelling its tasks; run it on the
-    /// delegate queue (``inOrder(_:)``) so that it is ordered with the redirect callbacks.
+    /// Invalidates `session`, cancelling its tasks; run it on the delegate queue (``inOrder(_:)``),
+    /// like every cancel, so that a redirect callback queued before it is answered first. Every
+    /// exchange is forgotten too: a later callback of a cancelled task gets no answer.
     func invalidate(_ session: URLSession) {
-        state.withLock { state in
-            state.invalidated = true
-            state.exchanges.removeAll()
-        }
+        exchanges.withLock { $0.removeAll() }
         session.invalidateAndCancel()
     }
 
     private func exchange(for task: URLSessionTask) -> URLSessionExchange? {
-        state.withLock { $0.exchanges[task.taskIdentifier] }
+        exchanges.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
@@ -105,7 +95,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let exchange = state.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }
+        let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         exchange?.complete(error: error, response: task.response)
     }
 }
