@@ -5,8 +5,13 @@ import FoundationNetworking
 import Synchronization
 
 /// The state of one URLSession data task: its response so far and the waiting continuation.
+///
+/// Once it ended, an exchange holds neither its task nor its observer, so that nothing corelibs
+/// may still keep (a task, a queued callback) keeps the request, its pipeline or the transport alive.
 final class URLSessionExchange: Sendable {
     private struct State {
+        /// Receives the progress; dropped when the exchange ends.
+        var observer: (any TransportObserver)?
         var continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?
         var head: HTTPResponse.Head?
         var body = Data()
@@ -18,34 +23,33 @@ final class URLSessionExchange: Sendable {
         /// The outcome, when the exchange ended before its caller began waiting.
         var early: Result<HTTPResponse, HTTPConnectionError>?
         var ended = false
-        /// The task, once it was created, and its identifier in the router.
-        var task: (task: URLSessionTask, identifier: Int)?
-        /// The exchange was abandoned: its task is cancelled, or will be once the redirect
-        /// callback under way has answered.
-        var cancelling = false
-        /// URLSession's redirect callback is being answered; a cancel waits for the answer.
-        var answeringRedirect = false
+        /// The task, once it was created, until the exchange ends.
+        var task: URLSessionTask?
+        /// The exchange was abandoned: its task's cancel is queued in the router.
+        var abandoned = false
     }
 
     private let url: URL
-    private let observer: any TransportObserver
     private let maxBodySize: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let started = ContinuousClock.now
     private let bytesSent: Int64
-    private let unregister: @Sendable (Int) -> Void
+    private let cancel: @Sendable (URLSessionTask) -> Void
 
     /// Creates the exchange of one request.
-    /// - Parameter unregister: forgets a task identifier in the router, for an exchange that ends
-    ///   without URLSession reporting it.
+    /// - Parameter cancel: cancels a task in the order of its delegate callbacks
+    ///   (``URLSessionTaskRouter/cancel(_:)``), for an exchange that ends before its task.
     init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64,
-         unregister: @escaping @Sendable (Int) -> Void) {
+         cancel: @escaping @Sendable (URLSessionTask) -> Void) {
         self.url = url
         self.bytesSent = bytesSent
-        self.unregister = unregister
-        self.observer = observer
+        self.cancel = cancel
+        self.state = Mutex(State(observer: observer))
         self.maxBodySize = maxBodySize
     }
+
+    /// Whether the exchange ended (its caller has its outcome).
+    var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// Registers the caller's continuation; resumes it at once when the exchange already ended.
     func begin(_ continuation: CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>) {
@@ -62,58 +66,33 @@ final class URLSessionExchange: Sendable {
     func attach(_ task: URLSessionTask) -> Bool {
         state.withLock { state in
             guard !state.ended else { return false }
-            state.task = (task, task.taskIdentifier)
+            state.task = task
             return true
         }
     }
 
-    /// Cancels the task and ends the exchange now, without waiting for URLSession to report the
-    /// end: corelibs never reports a task cancelled before it started, which would leave the
-    /// caller waiting forever and the exchange registered.
-    ///
-    /// While the redirect callback is being answered, the task is cancelled right after the
-    /// answer instead (see ``answerRedirect(_:)``).
+    /// Ends the exchange now and has its task cancelled, without waiting for URLSession to report
+    /// the end: the cancel is queued behind the task's delegate callbacks (see
+    /// ``URLSessionTaskRouter``), and corelibs may never report a task cancelled before it started.
     func abandon(error: URLError) {
-        let (task, cancelNow) = state.withLock { state in
-            state.cancelling = true
-            return (state.task, !state.answeringRedirect)
+        let task = state.withLock { state in
+            state.abandoned = true
+            return state.task
         }
-        if cancelNow { task?.task.cancel() }
-        if let task { unregister(task.identifier) }
+        if let task { cancel(task) }
         complete(error: error, response: nil)
     }
 
-    /// Answers URLSession's redirect callback with `nil` (the pipeline follows redirects itself),
-    /// and orders it with a cancel.
-    ///
-    /// Corelibs stops the process when a task is cancelled between the redirect callback and
-    /// the moment its answer reaches the task's work queue ("Received callback for HTTP
-    /// redirection, but we're not waiting for it"). So a cancel that arrives during the answer
-    /// waits for it (the answer is then queued first), and a task that was already cancelled
-    /// gets no answer at all: its cancel ends it.
-    func answerRedirect(_ completionHandler: (URLRequest?) -> Void) {
-        let answer = state.withLock { state in
-            if !state.cancelling { state.answeringRedirect = true }
-            return !state.cancelling
-        }
-        guard answer else {
-            Self.redirectRaces.add(1, ordering: .relaxed)
-            return
-        }
-        completionHandler(nil)
-        let deferredCancel = state.withLock { state in
-            state.answeringRedirect = false
-            return state.cancelling ? state.task?.task : nil
-        }
-        if let deferredCancel {
-            Self.redirectRaces.add(1, ordering: .relaxed)
-            deferredCancel.cancel()
-        }
+    /// Notes that URLSession's redirect callback is about to be answered (the task's cancel, if
+    /// any, is still queued behind it), for ``redirectRaces``.
+    func willAnswerRedirect() {
+        if state.withLock({ $0.abandoned }) { Self.redirectRaces.add(1, ordering: .relaxed) }
     }
 
-    /// How many times, in this process, a cancel met a redirect callback: it arrived while the
-    /// answer was being given (and waited for it), or before it (and the callback went
-    /// unanswered). Tests read it to know that they hit the window they aim at.
+    /// How many times, in this process, a cancel met a redirect callback: the request was abandoned
+    /// while the callback was queued (it was answered, then the task cancelled), or the task's
+    /// cancel ran first (the callback went unanswered). Tests read it to know that they hit the
+    /// window they aim at.
     static let redirectRaces = Atomic<Int>(0)
 
     /// Records the head; returns `false` when the body would be too large.
@@ -137,8 +116,13 @@ final class URLSessionExchange: Sendable {
             return false
         }
         let now = ContinuousClock.now
-        state.withLock { $0.head = head; $0.firstByte = now - started; $0.lastProgress = now }
-        observer.transportDidReceiveHead(head)
+        let observer = state.withLock { state in
+            state.head = head
+            state.firstByte = now - started
+            state.lastProgress = now
+            return state.observer
+        }
+        observer?.transportDidReceiveHead(head)
         return true
     }
 
@@ -179,7 +163,7 @@ final class URLSessionExchange: Sendable {
 
     /// Appends body bytes; returns `false` when the maximum size is passed.
     func didReceive(_ data: Data) -> Bool {
-        let progress: (Int64, Int64?)? = state.withLock { state in
+        let progress: (Int64, Int64?, (any TransportObserver)?)? = state.withLock { state in
             guard state.failure == nil else { return nil }
             if state.body.count + data.count > maxBodySize {
                 state.failure = Self.tooLarge(maxBodySize)
@@ -187,10 +171,12 @@ final class URLSessionExchange: Sendable {
             }
             state.body.append(data)
             state.lastProgress = .now
-            return (Int64(state.body.count), state.head?.expectedContentLength)
+            return (Int64(state.body.count), state.head?.expectedContentLength, state.observer)
         }
-        guard let (soFar, expected) = progress else { return false }
-        if observer.observesBody { observer.transportDidReceiveBody(data, bytesSoFar: soFar, expectedTotal: expected) }
+        guard let (soFar, expected, observer) = progress else { return false }
+        if let observer, observer.observesBody {
+            observer.transportDidReceiveBody(data, bytesSoFar: soFar, expectedTotal: expected)
+        }
         return true
     }
 
@@ -200,11 +186,14 @@ final class URLSessionExchange: Sendable {
         if error == nil, state.withLock({ $0.head == nil && $0.failure == nil }), let response {
             _ = didReceive(response)
         }
-        let ending = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?, Result<HTTPResponse, HTTPConnectionError>, TransportMetrics)? in
+        let ending = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>?, Result<HTTPResponse, HTTPConnectionError>, TransportMetrics, (any TransportObserver)?)? in
             guard !state.ended else { return nil }  // abandoned already, or reported twice
             state.ended = true
             let continuation = state.continuation
+            let observer = state.observer
             state.continuation = nil
+            state.observer = nil
+            state.task = nil
             state.watchdog?.cancel()
             state.watchdog = nil
             var metrics = TransportMetrics()
@@ -224,10 +213,10 @@ final class URLSessionExchange: Sendable {
                 result = .failure(.badResponse.with(detail: "no response head"))
             }
             if continuation == nil { state.early = result }
-            return (continuation, result, metrics)
+            return (continuation, result, metrics, observer)
         }
-        guard let (continuation, result, metrics) = ending else { return }
-        observer.transportDidCollect(metrics)
+        guard let (continuation, result, metrics, observer) = ending else { return }
+        observer?.transportDidCollect(metrics)
         continuation?.resume(returning: result)
     }
 

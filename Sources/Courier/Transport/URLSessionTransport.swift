@@ -30,15 +30,19 @@ public final class URLSessionTransport: Transport {
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCredentialStorage = nil
         configuration.httpMaximumConnectionsPerHost = 16
-        router = URLSessionTaskRouter()
         let queue = OperationQueue()
         queue.name = "Courier.URLSessionTransport"
         queue.maxConcurrentOperationCount = 1
+        router = URLSessionTaskRouter(delegateQueue: queue)
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
+    /// Cancels the session's tasks and invalidates it, after every start still queued (corelibs
+    /// stops the process when a task is created on an invalidated session) and in the order of
+    /// the delegate queue (see ``URLSessionTaskRouter/invalidate(_:)``).
     deinit {
-        session.invalidateAndCancel()
+        let (session, router) = (self.session, self.router)
+        starter.async { router.inOrder { router.invalidate(session) } }
     }
 
     /// Sends the request with a URLSession data task. A request with a method, field name or value
@@ -57,7 +61,7 @@ public final class URLSessionTransport: Transport {
         let exchange = URLSessionExchange(url: request.url, observer: observer,
                                           maxBodySize: request.maxResponseBodySize,
                                           bytesSent: Int64(request.body.count),
-                                          unregister: { [router] in router.unregister($0) })
+                                          cancel: { [router] in router.cancel($0) })
         let prepared = urlRequest
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -65,11 +69,11 @@ public final class URLSessionTransport: Transport {
                 // Corelibs' dataTask(with:) and resume() wait for the session's work queue, which
                 // is busy under load: never make a Swift concurrency thread wait for it.
                 starter.async { [session, router] in
+                    guard !exchange.hasEnded else { return }  // cancelled while queued: no task at all
                     let task = session.dataTask(with: prepared)
                     router.register(exchange, for: task)
                     guard exchange.attach(task) else {
-                        router.unregister(task.taskIdentifier)
-                        task.cancel()
+                        router.cancel(task)
                         return
                     }
                     exchange.watch(idleTimeout: request.timeout)
@@ -80,57 +84,5 @@ public final class URLSessionTransport: Transport {
             exchange.abandon(error: URLError(.cancelled))
         }
         return try result.get()
-    }
-}
-
-/// Routes URLSession's delegate callbacks to the exchange of each task.
-final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchanges = Mutex<[Int: URLSessionExchange]>([:])
-
-    func register(_ exchange: URLSessionExchange, for task: URLSessionTask) {
-        exchanges.withLock { $0[task.taskIdentifier] = exchange }
-    }
-
-    /// Forgets the exchange of a task that ended without URLSession reporting it.
-    func unregister(_ taskIdentifier: Int) {
-        _ = exchanges.withLock { $0.removeValue(forKey: taskIdentifier) }
-    }
-
-    private func exchange(for task: URLSessionTask) -> URLSessionExchange? {
-        exchanges.withLock { $0[task.taskIdentifier] }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        // The pipeline owns redirects. An abandoned exchange is no longer registered: its task
-        // was cancelled, and an answer now could race with that cancel.
-        exchange(for: task)?.answerRedirect(completionHandler)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        // The pipeline's re-authentication queue owns credentials. Corelibs URLSession cannot hand
-        // a challenged 401 back as a response (default handling never completes without stored
-        // credentials), so the exchange keeps the challenge's response head and ends the task.
-        if let exchange = exchange(for: task), let response = challenge.failureResponse {
-            exchange.didReceiveChallenge(response)
-        }
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let keepGoing = exchange(for: dataTask)?.didReceive(response) ?? false
-        completionHandler(keepGoing ? .allow : .cancel)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let exchange = exchange(for: dataTask) else { return }
-        if !exchange.didReceive(data) { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        exchange?.complete(error: error, response: task.response)
     }
 }
