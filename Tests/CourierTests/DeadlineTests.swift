@@ -87,9 +87,12 @@ struct DeadlineTests {
         defer { server.shutdown() }
         try await withLeakCheck { leaks in
             leaks.watch(server)
-            let patient = leaks.connection(server, transport, timeout: .milliseconds(500))
-            let short = try await patient.get("/fault/trickle", query: [.init("bytes", "20"), .init("interval", "40")])
-            #expect(short.body.count == 20)
+            // 30 bytes 100 ms apart: 3 s in all, past the 2 s timeout. (URLSessionTransport
+            // measures silence between corelibs' deliveries, which a full parallel run on two cores
+            // has been seen to space out by a second, so the timeout is not shorter.)
+            let patient = leaks.connection(server, transport, timeout: .seconds(2))
+            let short = try await patient.get("/fault/trickle", query: [.init("bytes", "30"), .init("interval", "100")])
+            #expect(short.body.count == 30)
 
             let bounded = connection(server.baseURL, transport, leaks)
             bounded.timeout = .milliseconds(500)

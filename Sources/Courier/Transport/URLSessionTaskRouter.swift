@@ -20,6 +20,10 @@ import Synchronization
 final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = Mutex<[Int: URLSessionExchange]>([:])
     private let delegateQueue: OperationQueue
+    /// Where `URLSessionTask.cancel()` runs: it waits for the task's work queue inside corelibs,
+    /// and the delegate queue's operations run on Dispatch's shared worker threads, which a few
+    /// such waits across the process would hold, stalling every session's callbacks.
+    private let cancels = DispatchQueue(label: "Courier.URLSessionTransport.cancels")
 
     /// Creates the router of a session whose delegate queue is `delegateQueue` (a serial queue).
     init(delegateQueue: OperationQueue) {
@@ -31,13 +35,14 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
         exchanges.withLock { $0[task.taskIdentifier] = exchange }
     }
 
-    /// Cancels `task` on the delegate queue, after every callback already queued, and forgets its
-    /// exchange there: corelibs reports no end of a task cancelled before it started, and a later
-    /// callback of the task must know that it was cancelled.
+    /// Forgets the exchange of `task` on the delegate queue, after every callback already queued,
+    /// then cancels the task: corelibs reports no end of a task cancelled before it started, and a
+    /// later callback of the task must know that it was cancelled. A redirect answer given before
+    /// the exchange was forgotten is already on the task's work queue, ahead of the cancel.
     func cancel(_ task: URLSessionTask) {
         inOrder { [self] in
             _ = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-            task.cancel()
+            cancels.async { task.cancel() }
         }
     }
 

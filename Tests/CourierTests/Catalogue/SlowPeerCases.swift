@@ -47,9 +47,11 @@ struct SlowPeerCases {
     func trickle(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        // 30 bytes, one every 40 ms: 1.2 s in all, four times the 300 ms idle timeout.
-        let slow = try await runCase(transport, on: server, request("/fault/trickle?bytes=30&interval=40", timeout: .milliseconds(300)))
-        #expect(slow.response?.body.count == 30, "\(slow.result)")
+        // 40 bytes, one every 100 ms: 4 s in all, twice the 2 s idle timeout. (URLSessionTransport
+        // measures silence between corelibs' deliveries, which a full parallel run on two cores
+        // has been seen to space out by a second, so the timeout is not shorter.)
+        let slow = try await runCase(transport, on: server, request("/fault/trickle?bytes=40&interval=100", timeout: .seconds(2)))
+        #expect(slow.response?.body.count == 40, "\(slow.result)")
         // 1,000 bytes, one every 20 ms, would take 20 s: the 500 ms deadline ends it.
         let endless = try await runCase(transport, on: server,
                                         request("/fault/trickle?bytes=1000&interval=20", timeout: .seconds(5), deadline: .milliseconds(500)))
