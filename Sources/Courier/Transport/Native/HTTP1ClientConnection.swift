@@ -40,6 +40,8 @@ final class HTTP1ClientConnection {
     var slot: NativeDirectSlot?
 
     var state = State.initial
+    /// When it resolved, connected and shook hands, for the metrics of its first exchange.
+    var timeline = ConnectionTimeline()
     var socket: Socket?
     var tls: TLSClientSession?
     private var interest = EventLoop.Interest.none
@@ -115,6 +117,7 @@ final class HTTP1ClientConnection {
             return
         }
         guard let selfBound else { return }
+        timeline.resolveStart = now
         Resolver().resolve(host: key.host, port: key.port, on: loop) { result in
             selfBound.value.resolved(result)
         }
@@ -124,6 +127,7 @@ final class HTTP1ClientConnection {
         guard state == .resolving else { return }
         switch result {
         case .success(let list):
+            timeline.resolveEnd = EventLoop.now()
             addresses = list
             connectNext()
         case .failure(let error):
@@ -134,6 +138,7 @@ final class HTTP1ClientConnection {
     /// Tries the next resolved address; fails when none is left.
     private func connectNext() {
         state = .connecting
+        if timeline.connectStart == nil { timeline.connectStart = EventLoop.now() }
         while addressIndex < addresses.count {
             let address = addresses[addressIndex]
             addressIndex += 1
@@ -177,8 +182,11 @@ final class HTTP1ClientConnection {
     }
 
     private func connected() {
+        let now = EventLoop.now()
+        timeline.connectEnd = now
         try? socket?.setNoDelay()
         if let tlsContext {
+            timeline.handshakeStart = now
             startTLS(tlsContext)
         } else {
             becomeReady()
@@ -191,6 +199,7 @@ final class HTTP1ClientConnection {
         if tls == nil, pool?.lane != nil, let socket { slot = NativeDirectSlot(descriptor: socket.descriptor) }
         setInterest(.readable)
         lastProgress = EventLoop.now()
+        if tls != nil { timeline.handshakeEnd = lastProgress }
         pool?.connectionReady(self)
     }
 
