@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 // Courier: a fast, dependency-free HTTP connection framework for Swift on Linux.
 // This manifest must never declare a package dependency; system C libraries
-// come in through `.systemLibrary` targets only.
+// come in through `.systemLibrary` targets, and system calls through the small C target CLinuxSystem.
 import PackageDescription
 
 let package = Package(
@@ -20,8 +20,11 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
 
+        // The Linux calls Swift's Glibc module does not import: epoll, eventfd, accept4, pthread_setname_np.
+        .target(name: "CLinuxSystem"),
+
         // Event loop (epoll) and non-blocking sockets, shared by the client and the servers.
-        .target(name: "CourierWire"),
+        .target(name: "CourierWire", dependencies: ["CLinuxSystem"]),
         // HTTP/1.1 wire format: head parsing, body framing, chunked coding, gzip/deflate.
         .target(name: "CourierHTTP1", dependencies: ["CZlib"]),
         // TLS client sessions over OpenSSL memory BIOs.
@@ -41,7 +44,7 @@ let package = Package(
         // The command-line program: serve, demo, and client commands.
         .executableTarget(name: "chatcave", dependencies: ["ChatCaveCLI"]),
 
-        .testTarget(name: "CourierWireTests", dependencies: ["CourierWire", "CourierTestServer"]),
+        .testTarget(name: "CourierWireTests", dependencies: ["CourierWire", "CLinuxSystem", "CourierTestServer"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CourierHTTP1"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"]),

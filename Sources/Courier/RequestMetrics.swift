@@ -3,24 +3,41 @@ import Foundation
 /// What one request cost: its timings, bytes, attempts and redirects.
 ///
 /// Collected by Courier itself, so metrics arrive on Linux too (URLSession never delivers task
-/// metrics there). Durations of the connection phases describe the last attempt; a phase that did
-/// not happen (no DNS for an IP literal, no TLS for http, a reused connection) is `nil`.
-/// Delivered to the delegate's ``HTTPConnectionDelegate/connection(_:request:didCollect:)`` and
-/// attached to the response as ``HTTPResponse/metrics``.
+/// metrics there). Delivered to the delegate's ``HTTPConnectionDelegate/connection(_:request:didCollect:)``
+/// and attached to the response as ``HTTPResponse/metrics``.
+///
+/// The phase durations describe the last transport attempt and follow one another:
+/// ``queued`` (which contains ``dnsLookup``, ``connect`` and ``tlsHandshake`` when the request
+/// waited for a new connection), then ``requestSent``, then ``firstByte``; together they never
+/// exceed ``complete``. A phase that did not happen is `nil`:
+///
+/// - On a **reused connection** (``reusedConnection`` is `true`) ``dnsLookup``, ``connect`` and
+///   ``tlsHandshake`` are `nil`, as in URLSession's `URLSessionTaskTransactionMetrics`: they are
+///   reported once, for the first request of a connection.
+/// - ``dnsLookup`` is `nil` for a numeric host (`127.0.0.1`, `[::1]`), ``tlsHandshake`` for `http`.
+/// - Everything but ``complete``, the counts and ``cache`` is `nil` for a response served from
+///   the cache without the network.
+/// - ``URLSessionTransport`` measures only ``firstByte`` (from the start of its task): on Linux
+///   FoundationNetworking reports no timings, so ``queued``, ``dnsLookup``, ``connect``,
+///   ``tlsHandshake`` and ``requestSent`` stay `nil` and ``reusedConnection`` stays `false`.
 public struct RequestMetrics: Sendable, CustomStringConvertible {
     /// When the request started.
     public var startDate = Date()
-    /// Time spent waiting for a connection from the pool.
+    /// From the transport taking the request to a connection taking it: the wait in the pool's
+    /// queue, including the opening of the new connection it waited for, if any.
     public var queued: Duration?
-    /// Time spent resolving the host name.
+    /// Resolving the host name of the new connection the request ran on.
     public var dnsLookup: Duration?
-    /// Time spent on the TCP connect.
+    /// The TCP connect of the new connection the request ran on, from the first attempt to the
+    /// one that succeeded (every address tried included).
     public var connect: Duration?
-    /// Time spent on the TLS handshake.
+    /// The TLS handshake of the new connection the request ran on.
     public var tlsHandshake: Duration?
-    /// Time spent writing the request.
+    /// From a connection taking the request to its last byte written; `nil` when it was never
+    /// written completely (the server answered or closed first).
     public var requestSent: Duration?
-    /// Time from the request written to the first response byte.
+    /// From the request's last byte written to the first byte of the response (an interim `1xx`
+    /// included); zero when the response began before the request was written completely.
     public var firstByte: Duration?
     /// Time from the start of the request to its end, all attempts, waits and redirects included.
     public var complete: Duration = .zero
@@ -32,7 +49,7 @@ public struct RequestMetrics: Sendable, CustomStringConvertible {
     public var attempts = 0
     /// How many redirects were followed.
     public var redirects = 0
-    /// Whether the last attempt reused a pooled connection.
+    /// Whether the last attempt ran on a pooled connection that had carried a response before.
     public var reusedConnection = false
     /// What the cache did for this request; `nil` when no cache was consulted.
     public var cache: CacheOutcome?
@@ -58,29 +75,4 @@ public enum CacheOutcome: Sendable, Equatable {
     case miss
     /// Answered from the cache after a 304 from the server.
     case revalidated
-}
-
-/// The timings and byte counts of one transport attempt, as a transport reports them.
-public struct TransportMetrics: Sendable {
-    /// Time waiting for a connection from the pool.
-    public var queued: Duration?
-    /// Name resolution time.
-    public var dnsLookup: Duration?
-    /// TCP connect time.
-    public var connect: Duration?
-    /// TLS handshake time.
-    public var tlsHandshake: Duration?
-    /// Time to write the request.
-    public var requestSent: Duration?
-    /// Time from the request written to the first response byte.
-    public var firstByte: Duration?
-    /// Bytes written.
-    public var bytesSent: Int64 = 0
-    /// Bytes read.
-    public var bytesReceived: Int64 = 0
-    /// Whether a pooled connection was reused.
-    public var reusedConnection = false
-
-    /// Creates empty transport metrics.
-    public init() {}
 }

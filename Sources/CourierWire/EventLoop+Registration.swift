@@ -46,9 +46,8 @@ extension EventLoop {
         }
         state.nextGeneration &+= 1
         let registration = Registration(fd: fd, generation: state.nextGeneration, interest: interest, handler: handler)
-        let status = EpollEventBuffer.control(
-            api, epoll: epollFD, operation: LinuxAPI.epollCtlAdd, fd: fd,
-            events: interest.epollEvents, data: registration.token
+        let status = LinuxAPI.control(
+            epoll: epollFD, operation: LinuxAPI.epollCtlAdd, fd: fd, events: interest.epollEvents, token: registration.token
         )
         if status != 0 {
             throw SocketError.current("epoll_ctl(ADD)")
@@ -75,9 +74,8 @@ extension EventLoop {
             throw SocketError(operation: "epoll_ctl(MOD)", errno: ENOENT)
         }
         if registration.interest == interest { return }
-        let status = EpollEventBuffer.control(
-            api, epoll: epollFD, operation: LinuxAPI.epollCtlMod, fd: fd,
-            events: interest.epollEvents, data: registration.token
+        let status = LinuxAPI.control(
+            epoll: epollFD, operation: LinuxAPI.epollCtlMod, fd: fd, events: interest.epollEvents, token: registration.token
         )
         if status != 0 {
             throw SocketError.current("epoll_ctl(MOD)")
@@ -94,7 +92,7 @@ extension EventLoop {
     public func deregister(fd: Int32) {
         preconditionInEventLoop()
         guard registration(for: fd) != nil else { return }
-        _ = EpollEventBuffer.control(api, epoll: epollFD, operation: LinuxAPI.epollCtlDel, fd: fd, events: 0, data: 0)
+        _ = LinuxAPI.control(epoll: epollFD, operation: LinuxAPI.epollCtlDel, fd: fd, events: 0, token: 0)
         state.registrations[Int(fd)] = nil
         state.registrationCount -= 1
     }

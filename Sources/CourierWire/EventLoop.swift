@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CLinuxSystem
 import Dispatch
 import Synchronization
 
@@ -28,7 +29,6 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     public let name: String
 
     let epollFD: Int32
-    let api: LinuxAPI.Functions
     let wakeFD: Int32
     /// Loop-confined state: registrations and timers. Only touched on the loop thread.
     let state: LoopState
@@ -58,17 +58,16 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     /// - Throws: ``SocketError`` if `epoll_create1`, `eventfd` or `pthread_create` fails.
     public init(name: String = "courier-loop") throws(SocketError) {
         self.name = name
-        let api = try LinuxAPI.require("epoll_create1")
-        let epoll = api.epollCreate1(LinuxAPI.closeOnExec)
+        let epoll = LinuxAPI.createEpoll()
         if epoll < 0 { throw SocketError.current("epoll_create1") }
-        let wake = api.eventFD(0, LinuxAPI.nonBlocking | LinuxAPI.closeOnExec)
+        let wake = LinuxAPI.createEventFD()
         if wake < 0 {
             let error = SocketError.current("eventfd")
             Glibc.close(epoll)
             throw error
         }
-        let added = EpollEventBuffer.control(
-            api, epoll: epoll, operation: LinuxAPI.epollCtlAdd, fd: wake, events: LinuxAPI.epollIn, data: EventLoop.wakeToken
+        let added = LinuxAPI.control(
+            epoll: epoll, operation: LinuxAPI.epollCtlAdd, fd: wake, events: LinuxAPI.epollIn, token: EventLoop.wakeToken
         )
         if added != 0 {
             let error = SocketError.current("epoll_ctl(ADD eventfd)")
@@ -77,7 +76,6 @@ public final class EventLoop: Sendable, CustomStringConvertible {
             throw error
         }
         self.epollFD = epoll
-        self.api = api
         self.wakeFD = wake
         self.state = LoopState()
         joined.enter()
@@ -196,25 +194,26 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     /// The loop thread's body.
     private func run() {
         loopThread.store(UInt(pthread_self()), ordering: .releasing)
-        let events = EpollEventBuffer(capacity: 512)
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 512)
+        events.initialize(repeating: epoll_event())
         defer { events.deallocate() }
         var batch: [@Sendable () -> Void] = []
         while true {
             let idle = queue.withLock { $0.jobs.isEmpty && $0.phase == .running }
             let timeout = idle ? timeoutForNextTimer() : 0
-            let ready = api.epollWait(epollFD, events.raw, Int32(events.capacity), timeout)
+            let ready = epoll_wait(epollFD, events.baseAddress, Int32(events.count), timeout)
             if ready < 0 {
                 let code = errno
                 if code == EINTR { continue }
                 // epoll_wait only fails on programming errors (EBADF, EFAULT, EINVAL).
                 fatalError("\(name): epoll_wait failed: \(SocketError(operation: "epoll_wait", errno: code))")
             }
-            for index in 0..<Int(ready) {
-                let token = events.data(at: index)
+            for event in events[..<Int(ready)] {
+                let token = event.data.u64
                 if token == EventLoop.wakeToken {
                     drainWake()
                 } else {
-                    dispatch(token: token, events: events.events(at: index))
+                    dispatch(token: token, events: event.events)
                 }
             }
             runExpiredTimers()

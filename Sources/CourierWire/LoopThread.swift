@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CLinuxSystem
 
 /// Starts a named POSIX thread that must be joined (or detached) by its owner.
 enum LoopThread {
@@ -29,10 +30,10 @@ enum LoopThread {
         let status = pthread_create(&handle, nil, { argument in
             guard let argument else { return nil }
             let body = Unmanaged<Body>.fromOpaque(argument).takeRetainedValue()
-            let shortName = String(decoding: Array(body.name.utf8.prefix(15)), as: UTF8.self)
-            if let setName = LinuxAPI.functions?.setThreadName {
-                _ = shortName.withCString { setName(pthread_self(), $0) }
-            }
+            // The kernel's limit is 15 bytes: cut the bytes, not the characters, so that a cut
+            // through a multi-byte character cannot grow the name past the limit.
+            let shortName = body.name.utf8.prefix(15).map { CChar(bitPattern: $0) } + [0]
+            _ = courier_set_thread_name(pthread_self(), shortName)
             body.work()
             return nil
         }, box.toOpaque())

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CLinuxSystem
 
 extension Socket {
     /// Creates a non-blocking TCP listener bound to `host:port`.
@@ -70,13 +71,12 @@ extension Socket {
     /// - Throws: ``SocketError`` from `accept4`.
     public func accept() throws(SocketError) -> AcceptResult {
         let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let api = try LinuxAPI.require("accept4")
         // Bounded retries: transient errors do not repeat indefinitely in practice.
         for _ in 0..<64 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { api.accept4(descriptor, $0, &length, flags) }
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { courier_accept4(descriptor, $0, &length, flags) }
             }
             if fd >= 0 {
                 return .accepted(Socket(descriptor: fd), SocketAddress(storage: storage, length: length))

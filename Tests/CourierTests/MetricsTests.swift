@@ -41,6 +41,84 @@ struct MetricsTests {
         }
     }
 
+    /// Checks that the phases of `metrics` follow one another within the request's total time.
+    static func expectOrdered(_ metrics: RequestMetrics, sourceLocation: SourceLocation = #_sourceLocation) {
+        let phases = [metrics.queued, metrics.dnsLookup, metrics.connect, metrics.tlsHandshake, metrics.requestSent, metrics.firstByte]
+        #expect(phases.allSatisfy { ($0 ?? .zero) >= .zero }, "\(phases)", sourceLocation: sourceLocation)
+        let opening = (metrics.dnsLookup ?? .zero) + (metrics.connect ?? .zero) + (metrics.tlsHandshake ?? .zero)
+        #expect(opening <= (metrics.queued ?? .zero), "\(metrics)", sourceLocation: sourceLocation)
+        let sequence = (metrics.queued ?? .zero) + (metrics.requestSent ?? .zero) + (metrics.firstByte ?? .zero)
+        #expect(sequence <= metrics.complete, "\(sequence) > \(metrics.complete)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a fresh HTTPS connection reports every phase; a reused one reports no connection phases",
+          .enabled(if: Nginx.isInstalled && TestCertificates.isAvailable, "nginx and openssl are needed for the TLS tests"))
+    func httpsPhases() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let page = Data(String(repeating: "timed ", count: 500).utf8)
+        // By name, so that the host is resolved.
+        let nginx = try await Nginx.start(files: ["page.txt": page], tls: (certificates.valid.certificate, certificates.valid.key),
+                                          host: "localhost")
+        defer { nginx.stop() }
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native(.init(tls: TLSOptions(trustRoots: .pem(certificates.caPEM))))
+            defer { transport.shutdown() }
+            let connection = leaks.track(HTTPConnection(baseURL: nginx.baseURL, configuration: .init(transport: transport)))
+
+            let fresh = try #require(try await connection.get("/page.txt").metrics)
+            #expect(!fresh.reusedConnection)
+            #expect(fresh.queued != nil)
+            #expect(fresh.dnsLookup != nil)
+            #expect(fresh.connect != nil)
+            #expect(fresh.tlsHandshake != nil)
+            #expect(fresh.requestSent != nil)
+            #expect(fresh.firstByte != nil)
+            Self.expectOrdered(fresh)
+
+            let reused = try #require(try await connection.get("/page.txt").metrics)
+            #expect(reused.reusedConnection)
+            #expect(reused.dnsLookup == nil)
+            #expect(reused.connect == nil)
+            #expect(reused.tlsHandshake == nil)
+            #expect(reused.queued != nil)
+            #expect(reused.requestSent != nil)
+            #expect(reused.firstByte != nil)
+            Self.expectOrdered(reused)
+        }
+    }
+
+    @Test("plain HTTP to a numeric address: no DNS or TLS phase; URLSession reports no connection phases",
+          arguments: TransportUnderTest.allCases)
+    func plainPhases(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let connection = leaks.connection(server, transport)
+            let fresh = try #require(try await connection.get("/echo").metrics)
+            let reused = try #require(try await connection.get("/echo").metrics)
+            for metrics in [fresh, reused] {
+                #expect(metrics.dnsLookup == nil)
+                #expect(metrics.tlsHandshake == nil)
+                #expect(metrics.firstByte != nil)
+                Self.expectOrdered(metrics)
+            }
+            switch transport {
+            case .native:
+                #expect(!fresh.reusedConnection)
+                #expect(fresh.connect != nil)
+                #expect(reused.reusedConnection)
+                #expect(reused.connect == nil)
+                #expect([fresh, reused].allSatisfy { $0.queued != nil && $0.requestSent != nil })
+            case .urlSession:
+                // FoundationNetworking reports no timings on Linux.
+                #expect([fresh, reused].allSatisfy { $0.queued == nil && $0.connect == nil && $0.requestSent == nil })
+                #expect(!reused.reusedConnection)
+            }
+        }
+    }
+
     @Test("the event monitor hears every request with credentials redacted", arguments: TransportUnderTest.allCases)
     func monitorRedacts(transport: TransportUnderTest) async throws {
         let server = try TestServer()

@@ -92,7 +92,10 @@ extension HTTP1ClientConnection {
             close()
             return
         }
-        receivedResponseBytes = true
+        if !receivedResponseBytes {
+            receivedResponseBytes = true
+            exchange.timeline.recordResponseStarted(at: EventLoop.now())
+        }
         var offset = 0
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])

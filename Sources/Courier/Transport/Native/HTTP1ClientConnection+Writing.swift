@@ -5,8 +5,9 @@ import Foundation
 extension HTTP1ClientConnection {
     /// Starts `exchange` on this idle connection: sends its request and waits for the answer.
     func execute(_ exchange: NativeExchange) {
+        let now = EventLoop.now()
         self.exchange = exchange
-        exchange.connection = self
+        exchange.run(on: self, since: now)
         exchange.enter(.active)
         beginResponse()
         writeOffset = 0
@@ -14,7 +15,6 @@ extension HTTP1ClientConnection {
         bytesSent = 0
         writeComplete = false
         writeClosed = false
-        let now = EventLoop.now()
         lastProgress = now
         armWatchdog(deadline: now &+ exchange.timeout)
         if let tls {
@@ -39,7 +39,9 @@ extension HTTP1ClientConnection {
     /// Takes over a request that a caller sent directly on this idle connection.
     func executeAdopted(_ exchange: NativeExchange, request: NativeDirectRequest) {
         self.exchange = exchange
-        exchange.connection = self
+        // The caller took the connection as soon as it made the request, and wrote it at once.
+        exchange.run(on: self, since: exchange.timeline.created)
+        if request.written == exchange.wire.count { exchange.timeline.recordRequestWritten(at: request.startedAt) }
         exchange.enter(.active)
         beginResponse()
         writeOffset = request.written
@@ -154,7 +156,10 @@ extension HTTP1ClientConnection {
             cipherOut.removeAll(keepingCapacity: cipherOut.capacity <= 65_536)
             cipherOffset = 0
         }
-        if exchange != nil { writeComplete = true }
+        if let exchange {
+            writeComplete = true
+            exchange.timeline.recordRequestWritten(at: EventLoop.now())
+        }
         setInterest(.readable)
     }
 

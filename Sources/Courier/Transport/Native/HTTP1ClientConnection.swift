@@ -40,6 +40,8 @@ final class HTTP1ClientConnection {
     var slot: NativeDirectSlot?
 
     var state = State.initial
+    /// When it resolved, connected and shook hands, for the metrics of its first exchange.
+    var timeline = ConnectionTimeline()
     var socket: Socket?
     var tls: TLSClientSession?
     private var interest = EventLoop.Interest.none
@@ -117,6 +119,11 @@ final class HTTP1ClientConnection {
 
     /// The connect race ended: takes the winning socket, or fails.
     private func connectorFinished(_ result: Result<Socket, HTTPConnectionError>) {
+        if let race = connector?.timeline {
+            timeline.resolveStart = race.resolveStart
+            timeline.resolveEnd = race.resolveEnd
+            timeline.connectStart = race.connectStart
+        }
         connector = nil
         guard state == .connecting else {
             if case .success(let socket) = result { socket.close() }
@@ -142,7 +149,10 @@ final class HTTP1ClientConnection {
         self.socket = socket
         interest = .readable
         try? socket.setNoDelay()
+        let now = EventLoop.now()
+        timeline.connectEnd = now
         if let tlsContext {
+            timeline.handshakeStart = now
             startTLS(tlsContext)
         } else {
             becomeReady()
@@ -155,6 +165,7 @@ final class HTTP1ClientConnection {
         if tls == nil, pool?.lane != nil, let socket { slot = NativeDirectSlot(descriptor: socket.descriptor) }
         setInterest(.readable)
         lastProgress = EventLoop.now()
+        if tls != nil { timeline.handshakeEnd = lastProgress }
         pool?.connectionReady(self)
     }
 

@@ -26,6 +26,9 @@ final class NativeConnector {
     private var selfBound: LoopBound<NativeConnector>?
     /// Actions not yet performed: events fed while performing one queue theirs behind it.
     private var queued: [HappyEyeballsMachine.Action] = []
+    /// When resolution and the first connect attempt began and ended (``ConnectionTimeline``'s
+    /// resolve and connect fields); the connection reads it when the race ends.
+    private(set) var timeline = ConnectionTimeline()
     private var performing = false
 
     /// Creates a connector for `key`'s host and port on `loop`; call ``start(_:)`` on the loop.
@@ -46,6 +49,7 @@ final class NativeConnector {
             perform(machine.resolved(known))
             return
         }
+        timeline.resolveStart = EventLoop.now()
         settings.resolver.resolve(host: key.host, port: key.port, on: loop) { result in
             bound.value.resolved(result)
         }
@@ -64,6 +68,7 @@ final class NativeConnector {
     }
 
     private func resolved(_ result: Result<[SocketAddress], SocketError>) {
+        timeline.resolveEnd = EventLoop.now()
         switch result {
         case .success(let addresses): perform(machine.resolved(addresses))
         case .failure(let error): perform(machine.resolutionFailed(error))
@@ -112,6 +117,7 @@ final class NativeConnector {
 
     /// Opens a socket and starts connecting; an attempt that fails at once reports so at once.
     private func startAttempt(_ attempt: Int, to address: SocketAddress) {
+        if timeline.connectStart == nil { timeline.connectStart = EventLoop.now() }
         do throws(SocketError) {
             let (socket, result) = try Socket.connect(to: address)
             do throws(SocketError) {

@@ -47,10 +47,8 @@ final class NativeExchange {
     private var selfBound: LoopBound<NativeExchange>?
     /// The pool it belongs to once started.
     var pool: HostPool?
-    /// The connection it runs on while active.
-    var connection: HTTP1ClientConnection? {
-        didSet { if let connection, connection.completedExchanges > 0 { reusedConnection = true } }
-    }
+    /// The connection it runs on while active (set through ``run(on:since:)``).
+    var connection: HTTP1ClientConnection?
     /// How many times it was re-sent after a stale pooled connection (at most once).
     var staleRetries = 0
 
@@ -58,14 +56,9 @@ final class NativeExchange {
     private var waitingSince: UInt64 = 0
 
     /// The response head, once received.
-    var head: HTTPResponse.Head? {
-        didSet { if oldValue == nil, head != nil { firstByteAt = EventLoop.now() } }
-    }
-    /// When the exchange was created, and when its head arrived (monotonic nanoseconds), for metrics.
-    private let createdAt = EventLoop.now()
-    private var firstByteAt: UInt64?
-    /// Whether it ran on a connection that had answered before.
-    var reusedConnection = false
+    var head: HTTPResponse.Head?
+    /// When each phase happened, for metrics; created with the exchange.
+    var timeline = ExchangeTimeline(created: EventLoop.now())
     /// The (decoded) body so far.
     var body = Data()
     /// Body bytes received on the wire so far (before content decoding).
@@ -104,6 +97,13 @@ final class NativeExchange {
         phase = next
     }
 
+    /// Puts the exchange on `connection`, which took it at `time` (moving it there after a stale
+    /// connection, too).
+    func run(on connection: HTTP1ClientConnection, since time: UInt64) {
+        self.connection = connection
+        timeline.assign(at: time, connection: connection.timeline, reused: connection.completedExchanges > 0)
+    }
+
     /// Ends the exchange with `outcome`, once; later calls do nothing.
     func finish(_ outcome: Outcome) {
         guard let continuation else {
@@ -129,8 +129,7 @@ final class NativeExchange {
             let headBytes = head.headers.reduce(17 + head.status.reason.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             metrics.bytesReceived = Int64(headBytes + wireBodyBytes)
         }
-        metrics.firstByte = firstByteAt.map { .nanoseconds(Int64(clamping: $0 &- min(createdAt, $0))) }
-        metrics.reusedConnection = reusedConnection
+        timeline.fill(&metrics)
         return metrics
     }
 
