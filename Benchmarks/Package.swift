@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // AsyncHTTPClient's TLS library, named to trust the HTTPS scenarios' run-time CA.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
     ],
     targets: [
         // The benchmark driver: starts the servers, runs every scenario for every client, prints the table.
@@ -23,6 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Courier", package: courierPackage),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // A CourierTestServer in its own process, for scenarios that need server logic.

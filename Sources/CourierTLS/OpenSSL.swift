@@ -30,6 +30,15 @@ enum OpenSSL {
         _ = SSL_CTX_ctrl(context, SSL_CTRL_MODE, Int(mode), nil)
     }
 
+    /// `SSL_CTX_set_session_cache_mode(ctx, mode)`.
+    ///
+    /// - Parameters:
+    ///   - context: the `SSL_CTX` to configure.
+    ///   - mode: `SSL_SESS_CACHE_*` bits.
+    static func setSessionCacheMode(_ context: OpaquePointer, _ mode: Int32) {
+        _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_SESS_CACHE_MODE, Int(mode), nil)
+    }
+
     // MARK: - Connection settings
 
     /// `SSL_set_tlsext_host_name(ssl, name)`: the Server Name Indication sent in the ClientHello.

@@ -62,10 +62,19 @@ public final class TLSClientSession {
     /// Whether ``verificationName`` is an IPv4 or IPv6 literal.
     let serverNameIsIPAddress: Bool
 
-    private var handshakeComplete = false
+    /// The cache key of the peer (`host:port`), for session resumption.
+    let peer: String
+    /// The context's session cache; `nil` when resumption is off.
+    let sessionCache: TLSSessionCache?
+    /// Whether a cached session was offered in the ClientHello.
+    public internal(set) var offeredResumption = false
+    /// Sessions issued during the handshake (TLS 1.2), cached only once every check passed.
+    var unverifiedSessions: [CachedSession] = []
+
+    var handshakeComplete = false
     private var sentCloseNotify = false
     private var receivedCloseNotify = false
-    private var failure: TLSError?
+    var failure: TLSError?
 
     /// Creates a client session for one connection.
     ///
@@ -75,10 +84,13 @@ public final class TLSClientSession {
     ///     to, as in the URL (`example.com`, `127.0.0.1`, `::1` or `[::1]`).
     ///     Sent as SNI unless it is an IP literal, and verified against the
     ///     certificate's subjectAltName when the configuration asks for it.
+    ///   - port: the server's TCP port; with the name it picks the sessions
+    ///     that may be resumed (see ``TLSConfiguration/resumesSessions``).
+    ///     Default: 443.
     /// - Throws: ``TLSError/invalidConfiguration`` if the name is empty, holds a
     ///   NUL byte or is not acceptable to OpenSSL; ``TLSError/internalError`` if
     ///   OpenSSL cannot allocate the session.
-    public init(context: TLSContext, serverName: String) throws(TLSError) {
+    public init(context: TLSContext, serverName: String, port: Int = 443) throws(TLSError) {
         let name = Self.normalizedServerName(serverName)
         let isIPAddress = Self.isIPAddress(name)
         guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 255,
@@ -114,12 +126,16 @@ public final class TLSClientSession {
         self.outputBIO = output
         self.verificationName = name
         self.serverNameIsIPAddress = isIPAddress
+        self.peer = name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)"
+        self.sessionCache = context.sessionCache
 
         // From here on, deinit frees `ssl` if configuring it fails.
         try configureServerName()
+        offerCachedSession()
     }
 
     deinit {
+        keepSessionResumable()
         SSL_free(ssl)
     }
 
@@ -225,9 +241,11 @@ public final class TLSClientSession {
             do {
                 try verifyAfterHandshake()
             } catch {
+                forgetPeerSessions()
                 throw fail(error)
             }
             handshakeComplete = true
+            cacheVerifiedSessions()
             return .complete
         }
         let code = SSL_get_error(ssl, result)
@@ -236,6 +254,7 @@ public final class TLSClientSession {
             ERR_clear_error()
             return .wantsMoreInput
         default:
+            forgetPeerSessions()
             throw fail(handshakeError(sslError: code))
         }
     }
@@ -320,7 +339,9 @@ public final class TLSClientSession {
             receivedCloseNotify = true
             return .closed
         default:
-            throw fail(readError(sslError: code))
+            let error = readError(sslError: code)
+            if error != .uncleanShutdown { forgetPeerSessions() }
+            throw fail(error)
         }
     }
 
@@ -381,6 +402,13 @@ public final class TLSClientSession {
     public var negotiatedVersion: TLSVersion? {
         guard handshakeComplete else { return nil }
         return TLSVersion(openSSLValue: SSL_version(ssl))
+    }
+
+    /// Whether the handshake resumed a cached session (no certificate was sent;
+    /// the pins and host name were checked against the certificate of the
+    /// handshake that created the session). `false` before the handshake completed.
+    public var isResumed: Bool {
+        handshakeComplete && SSL_session_reused(ssl) == 1
     }
 
     /// The negotiated cipher suite in OpenSSL's spelling

@@ -8,7 +8,8 @@ import Foundation
 /// `Hashable`, so a connection pool can key its contexts by configuration.
 ///
 /// The defaults are the safe ones: the system trust store, TLS 1.2 or newer,
-/// chain and host name verification on, no pins, and ALPN offering `http/1.1`.
+/// chain and host name verification on, no pins, and ALPN offering `http/1.1`;
+/// sessions are resumed.
 public struct TLSConfiguration: Sendable, Hashable {
     /// Which certificate authorities are trusted to sign server certificates.
     public enum TrustRoots: Sendable, Hashable {
@@ -64,6 +65,12 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// The ALPN protocol names offered, in order of preference.
     /// Default: `["http/1.1"]`. An empty list sends no ALPN extension.
     public var applicationProtocols: [String]
+    /// Whether sessions the server issues (TLS 1.3 tickets, TLS 1.2 session ids)
+    /// are kept and offered again on the next connection to the same host and
+    /// port, which makes that handshake much cheaper. The pins and the host name
+    /// are still checked on a resumed session, against the certificate of the
+    /// handshake that created it. Default: `true`.
+    public var resumesSessions: Bool
 
     /// Creates a configuration.
     ///
@@ -74,18 +81,21 @@ public struct TLSConfiguration: Sendable, Hashable {
     ///   - verifyHostname: verify the server's name. Default: `true`.
     ///   - pins: pins on the leaf certificate. Default: `[]`.
     ///   - applicationProtocols: the ALPN protocols to offer. Default: `["http/1.1"]`.
+    ///   - resumesSessions: keep and resume sessions. Default: `true`.
     public init(trustRoots: TrustRoots = .system,
                 minimumVersion: TLSVersion = .tls1_2,
                 verifyCertificate: Bool = true,
                 verifyHostname: Bool = true,
                 pins: [CertificatePin] = [],
-                applicationProtocols: [String] = ["http/1.1"]) {
+                applicationProtocols: [String] = ["http/1.1"],
+                resumesSessions: Bool = true) {
         self.trustRoots = trustRoots
         self.minimumVersion = minimumVersion
         self.verifyCertificate = verifyCertificate
         self.verifyHostname = verifyHostname
         self.pins = pins
         self.applicationProtocols = applicationProtocols
+        self.resumesSessions = resumesSessions
     }
 
     /// The length of a SHA-256 digest, the only length a pin can have.

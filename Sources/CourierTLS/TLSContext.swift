@@ -14,6 +14,13 @@ import Foundation
 /// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, and
 /// `SSL_MODE_RELEASE_BUFFERS` (idle pooled connections release their record
 /// buffers).
+///
+/// Unless ``TLSConfiguration/resumesSessions`` is off, the context keeps the
+/// sessions its servers issue (TLS 1.3 tickets, TLS 1.2 session ids) in a
+/// cache of its own, per host and port, and a new session to the same peer
+/// offers one: the resumed handshake skips the server's certificate and the
+/// key exchange's signature. Sessions never leave the context, so they are
+/// never offered under other trust roots, pins or verification settings.
 public final class TLSContext: Sendable {
     /// The configuration this context was built from.
     public let configuration: TLSConfiguration
@@ -26,6 +33,9 @@ public final class TLSContext: Sendable {
     /// being changed (including its X509_STORE, which has its own lock) as
     /// safe to use from many threads to create connections.
     nonisolated(unsafe) let context: OpaquePointer
+
+    /// The sessions this context may resume; `nil` when resumption is off.
+    let sessionCache: TLSSessionCache?
 
     /// Builds a context.
     ///
@@ -48,6 +58,14 @@ public final class TLSContext: Sendable {
         }
         self.configuration = configuration
         self.context = context
+        self.sessionCache = configuration.resumesSessions ? TLSSessionCache() : nil
+        if configuration.resumesSessions {
+            // Client-side caching only calls the callback; the cache is ours, not OpenSSL's.
+            OpenSSL.setSessionCacheMode(context, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE | SSL_SESS_CACHE_NO_INTERNAL_LOOKUP)
+            SSL_CTX_sess_set_new_cb(context, TLSClientSession.sessionIssuedCallback)
+        } else {
+            OpenSSL.setSessionCacheMode(context, SSL_SESS_CACHE_OFF)
+        }
     }
 
     deinit {

@@ -26,11 +26,12 @@ final class OpenSSLServer {
     /// - Parameters:
     ///   - leaf: the certificate and key to serve.
     ///   - extraArguments: more s_server options, e.g. `["-tls1_2"]`.
-    static func start(leaf: TestPKI.Leaf, extraArguments: [String] = []) throws -> OpenSSLServer {
+    ///   - port: the port to listen on (one attempt); by default a free one.
+    static func start(leaf: TestPKI.Leaf, extraArguments: [String] = [], port fixedPort: UInt16? = nil) throws -> OpenSSLServer {
         guard let path = OpenSSLTool.path else { throw TestFailure("openssl not found") }
         var lastLog = ""
-        for _ in 0..<5 {
-            let port = try freeLoopbackPort()
+        for _ in 0..<(fixedPort == nil ? 5 : 1) {
+            let port = try fixedPort ?? freeLoopbackPort()
             let logURL = FileManager.default.temporaryDirectory
                 .appendingPathComponent("courier-s_server-\(UUID().uuidString).log")
             guard FileManager.default.createFile(atPath: logURL.path, contents: nil) else {

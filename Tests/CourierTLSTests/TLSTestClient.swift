@@ -34,7 +34,7 @@ final class TLSTestClient {
         }
         self.fd = fd
         do {
-            self.session = try TLSClientSession(context: context, serverName: serverName)
+            self.session = try TLSClientSession(context: context, serverName: serverName, port: Int(port))
         } catch {
             Glibc.close(fd)
             throw error

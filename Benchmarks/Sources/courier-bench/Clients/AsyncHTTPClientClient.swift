@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOSSL
 
 /// swift-server's AsyncHTTPClient with its async/await API, on the shared singleton event loop
 /// group (one loop per core), with as many connections per host as the job allows.
@@ -11,6 +12,11 @@ final class AsyncHTTPClientClient: BenchClient {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60),
                                              concurrentHTTP1ConnectionsPerHostSoftLimit: job.poolSize)
+        if let path = job.trustedCAPath, let ca = try? NIOSSLCertificate.fromPEMFile(path) {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(ca)
+            configuration.tlsConfiguration = tls
+        }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -25,7 +31,8 @@ final class AsyncHTTPClientClient: BenchClient {
         let response = try await client.execute(message, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 64 << 20)
         let bytes = request.keepsBody ? body.getBytes(at: body.readerIndex, length: body.readableBytes).map { Data($0) } : nil
-        return BenchResponse(status: Int(response.status.code), bodyBytes: body.readableBytes, body: bytes)
+        return BenchResponse(status: Int(response.status.code), bodyBytes: body.readableBytes, body: bytes,
+                             tls: response.headers.first(name: "X-TLS"))
     }
 
     func shutdown() async {

@@ -24,6 +24,8 @@ struct BenchResponse: Sendable {
     var fromCache = false
     /// The body, when the request asked for it.
     var body: Data?
+    /// The server's `X-TLS` field (protocol, cipher, resumed), over HTTPS.
+    var tls: String?
 }
 
 /// An HTTP client under measurement.

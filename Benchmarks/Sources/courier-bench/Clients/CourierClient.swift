@@ -41,7 +41,11 @@ final class CourierClient: BenchClient {
             // URLSessionTransport always allows 16 connections per host (it takes no limit).
             return URLSessionTransport()
         default:
-            return NativeTransport(configuration: .init(maxConnectionsPerHost: job.poolSize))
+            var tls = TLSOptions()
+            if let path = job.trustedCAPath, let pem = FileManager.default.contents(atPath: path) {
+                tls.trustRoots = .pem(pem)
+            }
+            return NativeTransport(configuration: .init(maxConnectionsPerHost: job.poolSize, tls: tls))
         }
     }
 
@@ -59,7 +63,8 @@ final class CourierClient: BenchClient {
                                   headers: HTTPHeaders(request.headers), body: body)
         let response = try await connection.send(message)
         return BenchResponse(status: response.status.code, bodyBytes: response.body.count,
-                             fromCache: response.source == .cache, body: request.keepsBody ? response.body : nil)
+                             fromCache: response.source == .cache, body: request.keepsBody ? response.body : nil,
+                             tls: response.headers["X-TLS"])
     }
 
     func shutdown() async {

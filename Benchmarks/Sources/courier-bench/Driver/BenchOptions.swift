@@ -28,9 +28,10 @@ struct BenchOptions: Sendable {
                          [--slow-requests N] [--slow-limit SECONDS] [--clients a,b,...] [--quick]
                          [--markdown FILE]
 
-    SCENARIO is a number (1-8) or a name prefix; every scenario runs when none is given:
+    SCENARIO is a number (1-9) or a name prefix; every scenario runs when none is given:
       1 sequential        2 concurrent-16, concurrent-256      3 post-1k, get-1m
       4 pipeline          5 auth-storm      6 cache      7 soak      8 slow-server
+      9 tls-sequential, tls-concurrent-16, tls-new-connection, tls-full-handshake (HTTPS)
     Clients: \(ClientKind.allCases.map(\.rawValue).joined(separator: ", "))
     --quick is a smoke run: 1 round of 0.5 s, a 20,000-request soak, 1,000 slow requests.
     """

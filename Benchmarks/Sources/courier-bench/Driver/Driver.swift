@@ -48,12 +48,17 @@ struct Driver {
 
     /// Runs every round of one scenario.
     private func run(_ scenario: Scenario, servers: Servers, wrk: WrkRunner?, folder: URL) async throws -> ScenarioReport {
-        let (baseURL, description) = servers.server(for: scenario.server)
+        guard let (baseURL, description) = servers.server(for: scenario.server) else {
+            var report = ScenarioReport(scenario: scenario, serverDescription: "none: HTTPS needs nginx and openssl")
+            for client in scenario.clients { report.record(client, .failure(BenchError("no HTTPS server"))) }
+            return report
+        }
         var report = ScenarioReport(scenario: scenario, serverDescription: description)
         for round in 1...scenario.rounds {
             for client in scenario.clients where !ChildRegistry.shared.isStopping {
                 let job = scenario.job(for: client, baseURL: baseURL,
-                                       resultPath: folder.appendingPathComponent("result.json").path)
+                                       resultPath: folder.appendingPathComponent("result.json").path,
+                                       trustedCAPath: servers.certificates?.caPath)
                 let outcome = measure(job, wrk: wrk)
                 report.record(client, outcome)
                 progress("\(scenario.name) round \(round)/\(scenario.rounds) \(client.rawValue): " + describe(outcome))

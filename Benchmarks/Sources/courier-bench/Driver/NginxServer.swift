@@ -6,6 +6,11 @@ import Foundation
 final class NginxServer {
     /// `http://127.0.0.1:<port>`.
     let baseURL: URL
+    /// `https://127.0.0.1:<port>` with TLS 1.3 and session tickets, when certificates were given.
+    let tlsURL: URL?
+    /// `https://127.0.0.1:<port>` with TLS 1.3, no session tickets and no session cache: every
+    /// handshake is a full one.
+    let fullHandshakeURL: URL?
     /// What `nginx -v` said, e.g. `nginx/1.22.1`.
     let version: String
     private let process: ChildProcess
@@ -18,16 +23,19 @@ final class NginxServer {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Writes the configuration into `folder` and starts nginx serving `files`.
+    /// Writes the configuration into `folder` and starts nginx serving `files`, also over
+    /// HTTPS on two more ports when `certificates` are given.
     /// - Throws: ``BenchError`` when nginx does not start.
-    init(executable: String, folder: URL, files: URL) throws {
+    init(executable: String, folder: URL, files: URL, certificates: BenchCertificates?) throws {
         let port = try LoopbackPort.free()
+        let tlsPorts = try certificates.map { _ in (try LoopbackPort.free(), try LoopbackPort.free()) }
         for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("temp/" + temp),
                                                     withIntermediateDirectories: true)
         }
         let configuration = folder.appendingPathComponent("nginx.conf")
-        try Self.configuration(port: port, folder: folder, files: files).write(to: configuration, atomically: true, encoding: .utf8)
+        try Self.configuration(port: port, folder: folder, files: files,
+                               tls: certificates.flatMap { certificates in tlsPorts.map { (certificates, $0.0, $0.1) } }).write(to: configuration, atomically: true, encoding: .utf8)
         let log = folder.appendingPathComponent("error.log").path
         version = Self.version(of: executable, folder: folder)
         process = try ChildProcess(executable, ["-p", folder.path, "-c", configuration.path, "-e", log],
@@ -40,6 +48,12 @@ final class NginxServer {
         }
         guard let url = URL(string: "http://127.0.0.1:\(port)") else { throw BenchError("bad port \(port)") }
         baseURL = url
+        tlsURL = tlsPorts.flatMap { URL(string: "https://127.0.0.1:\($0.0)") }
+        fullHandshakeURL = tlsPorts.flatMap { URL(string: "https://127.0.0.1:\($0.1)") }
+        for tlsPort in [tlsPorts?.0, tlsPorts?.1].compactMap({ $0 }) where !LoopbackPort.waitUntilAccepting(tlsPort, timeout: 10) {
+            process.stop()
+            throw BenchError("nginx does not accept HTTPS on port \(tlsPort)")
+        }
     }
 
     /// Stops nginx.
@@ -48,7 +62,39 @@ final class NginxServer {
     }
 
     /// The configuration text.
-    static func configuration(port: Int, folder: URL, files: URL) -> String {
+    static func configuration(port: Int, folder: URL, files: URL,
+                              tls: (certificates: BenchCertificates, tickets: Int, full: Int)?) -> String {
+        let servers = tls.map { tls in
+            tlsServer(port: tls.tickets, certificates: tls.certificates, files: files, session: "ssl_session_tickets on;")
+                + tlsServer(port: tls.full, certificates: tls.certificates, files: files,
+                            session: "ssl_session_tickets off; ssl_session_cache off;")
+        } ?? ""
+        return plainConfiguration(port: port, folder: folder, files: files, tlsServers: servers)
+    }
+
+    /// A TLS 1.3 server block for the small document, which tells in `X-TLS` the connection's
+    /// protocol, cipher and whether its session was resumed (`r`) or not (`.`).
+    private static func tlsServer(port: Int, certificates: BenchCertificates, files: URL, session: String) -> String {
+        """
+            server {
+                listen 127.0.0.1:\(port) ssl backlog=16384;
+                ssl_certificate \(certificates.certificatePath);
+                ssl_certificate_key \(certificates.keyPath);
+                ssl_protocols TLSv1.3;
+                \(session)
+                root \(files.path);
+                location = /\(StaticFiles.small) {
+                    default_type application/json;
+                    add_header Cache-Control "no-store";
+                    add_header X-TLS "$ssl_protocol $ssl_cipher $ssl_session_reused";
+                }
+            }
+
+        """
+    }
+
+    /// The configuration text of the plain-HTTP server, with `tlsServers` added to its `http` block.
+    private static func plainConfiguration(port: Int, folder: URL, files: URL, tlsServers: String) -> String {
         """
         # Written by courier-bench; rewritten on every run.
         daemon off;
@@ -83,6 +129,7 @@ final class NginxServer {
                     return 200 '\(StaticFiles.postReply)';
                 }
             }
+        \(tlsServers)
         }
 
         """

@@ -25,9 +25,13 @@ struct Scenario: Sendable {
         case files
         /// The bench server (CourierTestServer in its own process).
         case logic
+        /// nginx over HTTPS (TLS 1.3) with session tickets.
+        case tls
+        /// nginx over HTTPS (TLS 1.3) without session tickets or cache: full handshakes only.
+        case tlsFullHandshake
     }
 
-    /// The scenario's number in the issue (1–8); sub-scenarios share it.
+    /// The scenario's number (1–9); sub-scenarios share it.
     let number: Int
     /// The name the filter matches, e.g. `concurrent-16`.
     let name: String
@@ -52,11 +56,13 @@ struct Scenario: Sendable {
     }
 
     /// The job for `client` against `baseURL`.
-    func job(for client: ClientKind, baseURL: URL, resultPath: String) -> WorkerJob {
+    ///   (`trustedCAPath` is the CA the clients trust over HTTPS.)
+    func job(for client: ClientKind, baseURL: URL, resultPath: String, trustedCAPath: String? = nil) -> WorkerJob {
         var job = template
         job.client = client
         job.url = baseURL.absoluteString + path
         job.resultPath = resultPath
+        if baseURL.scheme == "https" { job.trustedCAPath = trustedCAPath }
         if kind == .soak, client != .courierNative, let count = job.requestCount {
             job.requestCount = max(count / 10, 1)
             job.residentSampleInterval = max(count / 100, 1)

@@ -32,8 +32,12 @@ enum ScenarioCatalog {
         slow.warmupRequests = 0
         slow.recordLatencies = true
         slow.timeLimit = options.slowTimeLimit
+        var handshake = timed(1)
+        handshake.newConnectionPerRequest = true
+        handshake.warmupRequests = 50
         let rounds = options.rounds
         let small = "/" + StaticFiles.small
+        let tlsClients: [ClientKind] = [.courierNative, .asyncHTTPClient, .wrk]
         return [
             Scenario(number: 1, name: "sequential", title: "1. Sequential small GETs (\(StaticFiles.smallJSON.utf8.count)-byte JSON)",
                      kind: .throughput, server: .files, clients: swiftClients + [.blockingSocket, .wrk], rounds: rounds,
@@ -63,6 +67,14 @@ enum ScenarioCatalog {
                      kind: .soak, server: .files, clients: swiftClients, rounds: 1, path: small, template: soak),
             Scenario(number: 8, name: "slow-server", title: "8. \(options.slowRequests.formatted()) requests in flight, every response delayed by 1 s",
                      kind: .slowServer, server: .logic, clients: swiftClients, rounds: 1, path: "/delay/1000", template: slow),
+            Scenario(number: 9, name: "tls-sequential", title: "9a. HTTPS keep-alive, sequential small GETs",
+                     kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: timed(1)),
+            Scenario(number: 9, name: "tls-concurrent-16", title: "9b. HTTPS keep-alive, 16 requests in flight",
+                     kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: timed(16)),
+            Scenario(number: 9, name: "tls-new-connection", title: "9c. HTTPS, a new connection per request, session tickets on",
+                     kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: handshake),
+            Scenario(number: 9, name: "tls-full-handshake", title: "9d. HTTPS, a new connection per request, session tickets off (full handshakes)",
+                     kind: .throughput, server: .tlsFullHandshake, clients: tlsClients, rounds: rounds, path: small, template: handshake),
         ]
     }
 

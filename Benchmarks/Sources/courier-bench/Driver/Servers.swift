@@ -7,13 +7,18 @@ final class Servers {
     let nginx: NginxServer?
     /// The bench server (CourierTestServer in a process of its own).
     let benchServer: BenchServerProcess
+    /// The certificates nginx serves HTTPS with, when nginx and openssl are installed.
+    let certificates: BenchCertificates?
 
     /// Starts both servers, serving `files`.
     /// - Throws: ``BenchError`` when the bench server, or an installed nginx, does not start.
     init(files: URL, folder: URL) throws {
         if let executable = NginxServer.locate() {
-            nginx = try NginxServer(executable: executable, folder: try BuildFolder.folder("bench-nginx"), files: files)
+            let nginxFolder = try BuildFolder.folder("bench-nginx")
+            certificates = try BenchCertificates.locate().map { try BenchCertificates(openssl: $0, folder: nginxFolder) }
+            nginx = try NginxServer(executable: executable, folder: nginxFolder, files: files, certificates: certificates)
         } else {
+            certificates = nil
             FileHandle.standardError.write(Data("courier-bench: nginx not found; CourierTestServer serves the static files instead\n".utf8))
             nginx = nil
         }
@@ -25,11 +30,13 @@ final class Servers {
         }
     }
 
-    /// The base URL and description of the server for `role`.
-    func server(for role: Scenario.Server) -> (URL, String) {
+    /// The base URL and description of the server for `role`; `nil` for HTTPS without nginx or openssl.
+    func server(for role: Scenario.Server) -> (URL, String)? {
         switch role {
         case .files: (nginx?.baseURL ?? benchServer.baseURL, filesDescription)
         case .logic: (benchServer.baseURL, logicDescription)
+        case .tls: nginx.flatMap { nginx in nginx.tlsURL.map { ($0, "\(nginx.version), TLS 1.3, ECDSA P-256 certificate from a run-time CA, session tickets on, on \($0.absoluteString)") } }
+        case .tlsFullHandshake: nginx.flatMap { nginx in nginx.fullHandshakeURL.map { ($0, "\(nginx.version), TLS 1.3, ECDSA P-256 certificate from a run-time CA, session tickets and cache off (every handshake is full), on \($0.absoluteString)") } }
         }
     }
 

@@ -31,6 +31,7 @@ struct WrkRunner {
         let threads = job.concurrency > 1 ? 2 : 1
         var arguments = ["-t\(threads)", "-c\(job.concurrency)", "-d\(max(1, Int(job.duration.rounded())))s",
                          "--latency", "--timeout", "10s"]
+        if job.newConnectionPerRequest { arguments += ["-H", "Connection: close"] }
         if job.method == "POST" {
             let script = folder.appendingPathComponent("post-\(job.bodyBytes).lua")
             let body = String(decoding: Worker.jsonBody(bytes: job.bodyBytes), as: UTF8.self)

@@ -35,6 +35,13 @@ struct ClientSummary: Sendable {
         let total = results.map(\.requests).reduce(0, +)
         return total > 0 ? Double(results.map(\.cacheHits).reduce(0, +)) / Double(total) : nil
     }
+    /// The server's account of the first TLS connection: protocol, cipher, resumed (`r`) or not (`.`).
+    var tlsDescription: String? { results.lazy.compactMap(\.tlsDescription).first }
+    /// The share of responses whose connection resumed a TLS session, over every round.
+    var resumedFraction: Double? {
+        let total = results.map(\.requests).reduce(0, +)
+        return total > 0 ? Double(results.map(\.resumedResponses).reduce(0, +)) / Double(total) : nil
+    }
     /// Whether any round hit its time limit.
     var timedOut: Bool { results.contains(where: \.timedOut) }
     /// The first error any round saw.

@@ -27,6 +27,8 @@ extension ScenarioReport {
         let ahc = summary(.asyncHTTPClient)?.requestsPerSecond
         var header = ["client", "req/s", "p50", "p99", "CPU/req", "peak RSS"]
         if scenario.kind == .cache { header.append("from cache") }
+        let tls = measured.contains { $0.tlsDescription != nil }
+        if tls { header += ["TLS (server's view)", "resumed"] }
         if wrk != nil { header.append("× wrk") }
         if ahc != nil { header.append("× AHC") }
         var table = Table(title: scenario.title, header: header)
@@ -37,9 +39,16 @@ extension ScenarioReport {
                        Format.duration(summary.latencyP99), Format.duration(summary.cpuPerRequest),
                        Format.memory(kiB: summary.peakResidentKiB)]
             if scenario.kind == .cache { row.append(Format.percent(summary.cacheHitFraction)) }
+            if tls {
+                let described = summary.tlsDescription.map { String($0.split(separator: " ").prefix(2).joined(separator: " ")) }
+                row += [described ?? "–", summary.tlsDescription == nil ? "–" : Format.percent(summary.resumedFraction)]
+            }
             if let wrk { row.append(Format.ratio(rate.map { $0 / wrk })) }
             if let ahc { row.append(Format.ratio(rate.map { $0 / ahc })) }
             table.rows.append(row)
+        }
+        if tls {
+            table.notes.append("- TLS and resumed come from nginx (`$ssl_protocol $ssl_cipher $ssl_session_reused` in a response field); wrk does not read it (–).")
         }
         if scenario.kind == .cache {
             table.notes.append("- \"from cache\" counts responses the client says it served without the network; URLSession does not say (–).")

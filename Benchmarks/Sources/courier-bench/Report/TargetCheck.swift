@@ -54,11 +54,11 @@ struct TargetCheck: Sendable {
         } else {
             checks.append(TargetCheck(target: "10,000 in flight against a slow server with < 16 threads", met: nil, detail: "not run"))
         }
-        return checks
+        return checks + tlsChecks(reports)
     }
 
     /// A check of `value / reference ≥ threshold`.
-    private static func ratio(_ target: String, at threshold: Double, _ value: Double?, _ reference: Double?,
+    static func ratio(_ target: String, at threshold: Double, _ value: Double?, _ reference: Double?,
                               unit: (Double) -> String, names: (String, String)) -> TargetCheck {
         guard let value, let reference, reference > 0 else { return TargetCheck(target: target, met: nil, detail: "not run") }
         let ratio = value / reference
@@ -68,7 +68,7 @@ struct TargetCheck: Sendable {
 
     /// The checks as a table.
     static func table(_ checks: [TargetCheck]) -> Table {
-        Table(title: "Targets of the native-transport issue", header: ["target", "verdict", "measured"],
+        Table(title: "Targets of the native-transport issue and the HTTPS issue (23)", header: ["target", "verdict", "measured"],
               rows: checks.map { [$0.target, $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured", $0.detail] },
               textColumns: 3)
     }

@@ -26,7 +26,8 @@ enum Worker {
         if let auth = job.auth, !client.handlesAuthentication, let tokenURL = URL(string: auth.tokenURL) {
             coordinator = TokenCoordinator(client: client, tokenURL: tokenURL)
         }
-        let request = BenchRequest(method: job.method, url: url, body: jsonBody(bytes: job.bodyBytes))
+        let headers = job.newConnectionPerRequest ? [("Connection", "close")] : []
+        let request = BenchRequest(method: job.method, url: url, headers: headers, body: jsonBody(bytes: job.bodyBytes))
         let workload = Workload(job: job, client: client, request: request, coordinator: coordinator)
         await workload.warmUp()
         let tokensBefore = try await tokensIssued(job, client)
@@ -50,6 +51,8 @@ enum Worker {
         result.cacheHits = outcome.cacheHits
         result.timedOut = outcome.timedOut
         result.firstError = outcome.firstError
+        result.tlsDescription = outcome.tlsDescription
+        result.resumedResponses = outcome.resumed
         let sorted = outcome.latencies.sorted()
         result.latencyP50 = Statistics.percentile(0.5, ofSorted: sorted).map { Double($0) / 1e9 }
         result.latencyP99 = Statistics.percentile(0.99, ofSorted: sorted).map { Double($0) / 1e9 }

@@ -43,6 +43,11 @@ struct WorkerJob: Codable, Sendable {
     var fullPipeline = false
     /// The token endpoints, when requests must authenticate (the auth storm).
     var auth: AuthEndpoints?
+    /// The CA certificate (PEM file) to trust over HTTPS, the only one trusted.
+    var trustedCAPath: String?
+    /// Whether every request asks for its own connection (`Connection: close`): one TLS
+    /// handshake per request.
+    var newConnectionPerRequest = false
     /// The worker stops sending and cancels what is in flight after this many seconds.
     var timeLimit: Double = 120
     /// Where the worker writes its ``WorkerResult`` as JSON.
@@ -80,6 +85,10 @@ struct WorkerResult: Codable, Sendable {
     var timedOut = false
     /// The first error, in words.
     var firstError: String?
+    /// The server's `X-TLS` answer of the first response: protocol, cipher, and `r` or `.`.
+    var tlsDescription: String?
+    /// Responses whose connection resumed a TLS session (the server's `X-TLS` ends in `r`).
+    var resumedResponses = 0
 
     /// Completed requests per second.
     var requestsPerSecond: Double { elapsed > 0 ? Double(requests) / elapsed : 0 }

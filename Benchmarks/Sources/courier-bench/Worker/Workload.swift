@@ -24,6 +24,10 @@ struct Workload: Sendable {
         var firstError: String?
         /// Whether the time limit cut the run short.
         var timedOut = false
+        /// The first response's `X-TLS` field.
+        var tlsDescription: String?
+        /// Responses whose `X-TLS` field says the session was resumed.
+        var resumed = 0
 
         mutating func merge(_ other: Outcome) {
             requests += other.requests
@@ -32,6 +36,8 @@ struct Workload: Sendable {
             cacheHits += other.cacheHits
             residentSamples.append(contentsOf: other.residentSamples)
             firstError = firstError ?? other.firstError
+            tlsDescription = tlsDescription ?? other.tlsDescription
+            resumed += other.resumed
         }
     }
 
@@ -106,6 +112,10 @@ struct Workload: Sendable {
                     outcome.firstError = outcome.firstError ?? "status \(response.status)"
                 }
                 if response.fromCache { outcome.cacheHits += 1 }
+                if let tls = response.tls {
+                    outcome.tlsDescription = outcome.tlsDescription ?? tls
+                    if tls.hasSuffix(" r") { outcome.resumed += 1 }
+                }
             } catch {
                 outcome.errors += 1
                 outcome.firstError = outcome.firstError ?? "\(error)"

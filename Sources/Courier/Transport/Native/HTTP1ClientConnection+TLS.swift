@@ -5,7 +5,7 @@ extension HTTP1ClientConnection {
     /// Starts the TLS handshake on a connected socket (SNI and verification per the context).
     func startTLS(_ context: TLSContext) {
         do {
-            tls = try TLSClientSession(context: context, serverName: key.host)
+            tls = try TLSClientSession(context: context, serverName: key.host, port: key.port)
         } catch {
             failEstablishment(NativeErrors.tls(error))
             return

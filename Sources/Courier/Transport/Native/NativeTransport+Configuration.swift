@@ -12,7 +12,7 @@ extension NativeTransport {
         /// with ``HTTPConnectionError/timedOut``. Default: 10 seconds. A request's own timeout
         /// also bounds the time it waits for a connection.
         public var connectTimeout: Duration
-        /// How servers are verified over `https`. Default: ``TLSOptions/init(trustRoots:pins:minimumVersion:verifiesCertificateChain:verifiesHostname:)``
+        /// How servers are verified over `https`. Default: ``TLSOptions/init(trustRoots:pins:minimumVersion:verifiesCertificateChain:verifiesHostname:resumesSessions:)``
         /// with its defaults (system trust store, TLS 1.2 or newer, chain and host name checks).
         public var tls: TLSOptions
         /// Whether `gzip` and `deflate` response bodies are decoded, and `Accept-Encoding: gzip,

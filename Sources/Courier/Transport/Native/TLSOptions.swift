@@ -64,6 +64,14 @@ public struct TLSOptions: Sendable, Hashable {
     /// Whether the certificate must name the host of the URL (in its subjectAltName; the
     /// subject's common name is never consulted). Default: `true`.
     public var verifiesHostname: Bool
+    /// Whether TLS sessions are resumed: the sessions a server issues (TLS 1.3 tickets, TLS 1.2
+    /// session ids) are kept per host and port, for as long as the server allows and at most
+    /// 256 in all, and offered on the next connection to that host and port, whose handshake
+    /// then skips the certificate. Sessions are kept per transport configuration, so they are
+    /// never offered under other trust roots, pins or checks; the pins and the host name are
+    /// checked on a resumed session too, against the certificate of the handshake that created
+    /// it. Default: `true`.
+    public var resumesSessions: Bool
 
     /// Creates TLS options.
     /// - Parameters:
@@ -72,13 +80,15 @@ public struct TLSOptions: Sendable, Hashable {
     ///   - minimumVersion: the oldest acceptable version. Default: `.tls1_2`.
     ///   - verifiesCertificateChain: verify the chain. Default: `true`.
     ///   - verifiesHostname: verify the host name. Default: `true`.
+    ///   - resumesSessions: keep and resume TLS sessions. Default: `true`.
     public init(trustRoots: TrustRoots = .system, pins: [Pin] = [], minimumVersion: MinimumVersion = .tls1_2,
-                verifiesCertificateChain: Bool = true, verifiesHostname: Bool = true) {
+                verifiesCertificateChain: Bool = true, verifiesHostname: Bool = true, resumesSessions: Bool = true) {
         self.trustRoots = trustRoots
         self.pins = pins
         self.minimumVersion = minimumVersion
         self.verifiesCertificateChain = verifiesCertificateChain
         self.verifiesHostname = verifiesHostname
+        self.resumesSessions = resumesSessions
     }
 
     /// The same settings in CourierTLS's terms.
@@ -99,6 +109,7 @@ public struct TLSOptions: Sendable, Hashable {
                                 verifyCertificate: verifiesCertificateChain,
                                 verifyHostname: verifiesHostname,
                                 pins: pins,
-                                applicationProtocols: ["http/1.1"])
+                                applicationProtocols: ["http/1.1"],
+                                resumesSessions: resumesSessions)
     }
 }
