@@ -87,12 +87,14 @@ struct DeadlineTests {
         defer { server.shutdown() }
         try await withLeakCheck { leaks in
             leaks.watch(server)
-            // 30 bytes 100 ms apart: 3 s in all, past the 2 s timeout. (URLSessionTransport
-            // measures silence between corelibs' deliveries, which a full parallel run on two cores
-            // has been seen to space out by a second, so the timeout is not shorter.)
-            let patient = leaks.connection(server, transport, timeout: .seconds(2))
-            let short = try await patient.get("/fault/trickle", query: [.init("bytes", "30"), .init("interval", "100")])
-            #expect(short.body.count == 30)
+            // One byte every 100 ms for 1.5 times the timeout. (URLSessionTransport measures silence
+            // between corelibs' deliveries, which a full parallel run on two cores has been seen to
+            // space out by two seconds, so its window is wider.)
+            let window: Duration = transport == .native ? .seconds(1) : .seconds(5)
+            let bytes = transport == .native ? 15 : 75
+            let patient = leaks.connection(server, transport, timeout: window)
+            let short = try await patient.get("/fault/trickle", query: [.init("bytes", "\(bytes)"), .init("interval", "100")])
+            #expect(short.body.count == bytes)
 
             let bounded = connection(server.baseURL, transport, leaks)
             bounded.timeout = .milliseconds(500)

@@ -127,8 +127,10 @@ struct ProtocolEdgeCases {
         case .native:
             expectPrompt()
         case .urlSession:
-            // The request outlives the interim responses (they stop after 4 s; open 4.8 s measured).
-            withKnownIssue("on FoundationNetworking interim responses keep the request alive past its timeout", expectPrompt)
+            // The request often outlives the interim responses (they stop after 4 s; open 4.8 s
+            // measured); sometimes the idle watchdog (on Dispatch) ends it on time.
+            withKnownIssue("on FoundationNetworking interim responses keep the request alive past its timeout",
+                           isIntermittent: true, expectPrompt)
         }
 
         let burst = { (count: Int) in String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: count) + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" }
