@@ -62,7 +62,10 @@ enum ChildTestRun {
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("courier-child-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: outputFile) }
         let filter = NSRegularExpression.escapedPattern(for: name)
-        let child = try ChildProcess.spawn("/usr/bin/env", ["\(variable)=\(name)", executable,
+        // No backtracer in the child: symbolicating a crash of this binary takes both cores for
+        // about ten seconds, which starves every test running beside it. The fatal error line,
+        // which the checks read, is printed all the same.
+        let child = try ChildProcess.spawn("/usr/bin/env", ["\(variable)=\(name)", "SWIFT_BACKTRACE=enable=no", executable,
                                                             "--testing-library", "swift-testing", "--filter", filter],
                                            stdout: outputFile, stderr: outputFile)
         let status = await child.wait(timeout: timeout)
