@@ -79,7 +79,7 @@ runtime_crash() {
 }
 
 run_group() {
-  TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$root/scripts/tsan-suppressions.txt" \
+  COURIER_TSAN=1 TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$root/scripts/tsan-suppressions.txt" \
   LD_PRELOAD="$root/$annotations${LD_PRELOAD:+:$LD_PRELOAD}" \
     timeout --signal=INT --kill-after=60s "${TSAN_GROUP_TIMEOUT:-20m}" \
     swift test --skip-build --sanitize=thread --scratch-path "$scratch" --no-parallel "$@" \
@@ -103,6 +103,14 @@ for group in "${groups[@]}"; do
   fi
   cat "$group_log" >>"$log"
   echo "   exit status $status after $(($(stamp) - group_start)) s"
+  if [ "$status" -ne 0 ] && ! grep -qE "^(✔|✘|━) Test run with" "$group_log"; then
+    # The process ended without Swift Testing's closing line: it crashed or was killed. Show
+    # what it printed last (the crash message and the tests that were running), so that a CI
+    # log names the cause.
+    echo "   the group's process ended without finishing its run; its last lines:"
+    grep -E "Fatal error|fatal error|Crash|SIGSEGV|SIGILL|SIGABRT|SIGBUS|ThreadSanitizer" "$group_log" | head -10 | sed 's/^/   | /' || true
+    tail -40 "$group_log" | cut -c1-300 | sed 's/^/   | /'
+  fi
   if [ "$status" -ne 0 ]; then test_status=$status; fi
 done
 finished=$(stamp)

@@ -131,6 +131,7 @@ final class LeakCheck: Sendable {
 /// - Parameter timeout: how long the check waits for the last releases. Default: 20 s.
 func withLeakCheck<Result>(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
                            _ body: (LeakCheck) async throws -> Result) async rethrows -> Result {
+    _ = StallWatchdog.started
     let check = LeakCheck()
     let result = try await body(check)
     await check.verify(timeout: timeout, sourceLocation: sourceLocation)

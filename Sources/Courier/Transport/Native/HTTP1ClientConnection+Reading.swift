@@ -26,7 +26,7 @@ extension HTTP1ClientConnection {
             }
             switch result {
             case .bytes(let count):
-                pool?.lastProgress = EventLoop.now()
+                pool?.progress(at: EventLoop.now())
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
                 if let tls {
                     tls.feedCiphertext(bytes)

@@ -8,7 +8,6 @@ extension HTTP1ClientConnection {
         let now = EventLoop.now()
         self.exchange = exchange
         exchange.run(on: self, since: now)
-        exchange.enter(.active)
         beginResponse()
         writeOffset = 0
         bodyOffset = 0
@@ -42,7 +41,6 @@ extension HTTP1ClientConnection {
         // The caller took the connection as soon as it made the request, and wrote it at once.
         exchange.run(on: self, since: exchange.timeline.created)
         if request.written == exchange.wire.count { exchange.timeline.recordRequestWritten(at: request.startedAt) }
-        exchange.enter(.active)
         beginResponse()
         writeOffset = request.written
         bodyOffset = 0
@@ -241,7 +239,6 @@ extension HTTP1ClientConnection {
     func detach() -> NativeExchange? {
         let current = exchange
         exchange = nil
-        current?.connection = nil
         contentDecoder = nil
         responsePhase = .head
         return current
@@ -254,12 +251,10 @@ extension HTTP1ClientConnection {
         current?.finish(.failure(error))
     }
 
-    /// Ends `exchange` with `error`: closes the connection when it is the one in progress.
-    func abort(_ exchange: NativeExchange, with error: HTTPConnectionError) {
-        guard exchange === self.exchange else {
-            exchange.finish(.failure(error))
-            return
-        }
+    /// Ends the pool's request `requestID` with `error` if it is the one in progress, and closes
+    /// the connection (its state is unknown then).
+    func abort(requestID: PoolStateMachine.RequestID, with error: HTTPConnectionError) {
+        guard let exchange, exchange.poolID == requestID else { return }
         fail(error)
     }
 }

@@ -28,14 +28,12 @@ final class HTTP1ClientConnection {
 
     /// The pool that owns the connection; cleared when it closes.
     var pool: HostPool?
+    /// Its id in the pool's state machine.
+    var poolID = PoolStateMachine.ConnectionID(value: 0)
     /// The loop's shared buffers.
     var context: NativeLoopContext?
     /// Its own handle, for timer and resolver closures; cleared when it closes.
     var selfBound: LoopBound<HTTP1ClientConnection>?
-    /// The exchange this connection was opened for alone (a stale-connection retry), if any.
-    var dedicatedTo: NativeExchange?
-    /// Whether the pool counts it among the connections being opened for its wait queue.
-    var countsAsConnecting = false
     /// Where callers may send on this connection directly while it is idle (plain HTTP only).
     var slot: NativeDirectSlot?
 
@@ -53,8 +51,6 @@ final class HTTP1ClientConnection {
     var exchange: NativeExchange?
     /// Responses completed on this connection; above 0 the connection counts as reused.
     var completedExchanges = 0
-    /// When it last went back to the pool's idle list.
-    var idleSince: UInt64 = 0
     /// The last time the exchange made progress: request bytes written, the final response head
     /// or body payload received (see `readAvailable()`).
     var lastProgress: UInt64 = 0

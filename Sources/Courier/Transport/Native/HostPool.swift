@@ -1,15 +1,19 @@
 import CourierTLS
 import CourierWire
 
-/// The connections to one (scheme, host, port), and the requests waiting for them.
+/// The driver of one (scheme, host, port)'s ``PoolStateMachine`` on its event loop.
 ///
-/// Loop-confined: every method runs on the pool's loop thread. Requests are served in arrival
-/// order: an idle connection is taken at once (the most recently used first); otherwise the
-/// request joins a first-in, first-out queue, and a new connection is opened while fewer than
-/// ``NativeSettings/maxConnectionsPerHost`` exist. A connection that finishes a response serves
-/// the head of the queue before it is allowed to rest in the idle list, where it is closed after
-/// ``NativeSettings/idleTimeout``.
+/// The machine decides; the pool carries its decisions out: it keeps the exchanges waiting for
+/// a connection and the connection objects by id, opens and closes connections, finishes
+/// exchanges, and runs the timers the machine asks for. Every event reaches the machine first
+/// and its action is performed afterwards, so a connection or exchange that calls back into the
+/// pool while an action runs meets a machine in a consistent state.
+///
+/// Loop-confined: every method runs on the pool's loop thread.
 final class HostPool {
+    typealias RequestID = PoolStateMachine.RequestID
+    typealias ConnectionID = PoolStateMachine.ConnectionID
+
     let key: NativePoolKey
     let loop: EventLoop
     let settings: NativeSettings
@@ -21,18 +25,14 @@ final class HostPool {
     /// The loop's context, attached on first use.
     private(set) var context: NativeLoopContext?
     private var selfBound: LoopBound<HostPool>?
-    /// Every open or opening connection, by identity.
-    private var connections: [ObjectIdentifier: HTTP1ClientConnection] = [:]
-    /// Ready connections without an exchange, least recently used first.
-    private var idle: [HTTP1ClientConnection] = []
-    /// Connections being opened for the wait queue.
-    private var connecting = 0
-    private var waiters = NativeWaiterQueue()
+    private var machine: PoolStateMachine
+    /// Exchanges the pool holds until a connection takes them: waiting, or placed by the
+    /// machine a moment before the connection starts them.
+    private var exchanges: [RequestID: NativeExchange] = [:]
+    /// Every open or opening connection.
+    private(set) var connections: [ConnectionID: HTTP1ClientConnection] = [:]
+    private var nextRequest = 0
     private var sweepTimer: EventLoop.Timer?
-    private var sweepDeadline: UInt64 = 0
-    private var isClosed = false
-    /// The last time any connection of the pool received bytes.
-    var lastProgress: UInt64 = 0
 
     /// Creates an empty pool; callable from any thread (the pool is then handed to its loop).
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?,
@@ -43,6 +43,8 @@ final class HostPool {
         self.tlsContext = tlsContext
         self.lane = lane
         self.contextBound = context
+        self.machine = PoolStateMachine(origin: "\(key)", maxConnections: settings.maxConnectionsPerHost,
+                                        idleTimeout: settings.idleTimeout)
         settings.census.pool(1)
     }
 
@@ -51,294 +53,222 @@ final class HostPool {
     }
 
     /// The number of open or opening connections.
-    var connectionCount: Int { connections.count }
+    var connectionCount: Int { machine.connectionCount }
     /// The number of idle connections.
-    var idleCount: Int { idle.count }
+    var idleCount: Int { machine.idleCount }
     /// The number of exchanges waiting for a connection.
-    var waitingCount: Int { waiters.liveCount }
+    var waitingCount: Int { machine.waitingCount }
 
-    // MARK: - Requests
+    // MARK: - Events from exchanges
 
     /// Takes a new exchange from `send`, on the loop.
     func start(_ bound: LoopBound<NativeExchange>, continuation: NativeExchange.Continuation, selfBound: LoopBound<HostPool>) {
         let exchange = bound.value
         guard exchange.begin(continuation, bound: bound) else { return }
         attach(selfBound)
-        if isClosed {
-            exchange.finish(.failure(NativeErrors.shutDown))
-            return
-        }
-        exchange.pool = self
-        dispatch(exchange)
+        let id = register(exchange)
+        place(id, timeout: exchange.timeout)
     }
 
-    /// Joins the loop's context on first use.
-    private func attach(_ selfBound: LoopBound<HostPool>) {
-        guard context == nil else { return }
-        let context = contextBound.value
-        if context.isShutDown { isClosed = true } else { context.pools.append(self) }
-        self.context = context
-        self.selfBound = selfBound
+    /// The exchange's task was cancelled.
+    func cancel(_ exchange: NativeExchange) {
+        guard let id = exchange.poolID else { return }
+        perform(machine.requestCancelled(id))
     }
 
-    /// Puts `exchange` on an idle connection, or in the queue.
-    private func dispatch(_ exchange: NativeExchange) {
-        while let connection = idle.popLast() {
-            guard connection.isIdleAndOpen else { continue }
-            if let pending = unpark(connection) {
-                // A caller sent on it meanwhile: it is busy with that request now.
-                adopt(pending, on: connection)
-                continue
-            }
-            connection.execute(exchange)
-            return
-        }
-        exchange.enter(.waiting)
-        waiters.append(exchange)
-        exchange.startWaitTimer(loop: loop)
-        balance()
-    }
-
-    /// A waiting exchange ended while queued (cancelled or timed out).
-    func waiterLeft() {
-        waiters.left()
-    }
-
-    /// Re-sends `exchange` on a new connection opened for it alone (after a stale connection).
+    /// A connection found its exchange's pooled connection stale: the exchange goes out once
+    /// more on a connection opened for it alone.
     func retryOnFreshConnection(_ exchange: NativeExchange) {
-        guard !isClosed else {
-            exchange.finish(.failure(NativeErrors.shutDown))
-            return
-        }
-        exchange.pool = self
-        exchange.enter(.dedicated)
-        exchange.startWaitTimer(loop: loop)
-        open(dedicatedTo: exchange)
+        guard let id = exchange.poolID else { return }
+        exchanges[id] = exchange
+        perform(machine.retryOnFreshConnection(id, timeout: exchange.timeout, at: EventLoop.now()))
     }
 
-    // MARK: - Connections
+    // MARK: - Events from connections
 
-    /// Opens connections while the queue holds more exchanges than connections are being
-    /// opened for it, within the per-host maximum.
-    private func balance() {
-        let maximum = max(settings.maxConnectionsPerHost, 1)
-        while !isClosed, waiters.liveCount > connecting, connections.count < maximum {
-            open(dedicatedTo: nil)
-        }
-    }
-
-    private func open(dedicatedTo exchange: NativeExchange?) {
-        let bound = LoopBound(HTTP1ClientConnection(key: key, loop: loop, settings: settings, tlsContext: tlsContext), on: loop)
-        let connection = bound.value
-        connection.selfBound = bound
-        connection.pool = self
-        connection.context = context
-        connection.dedicatedTo = exchange
-        connection.countsAsConnecting = exchange == nil
-        if exchange == nil { connecting += 1 }
-        connections[ObjectIdentifier(connection)] = connection
-        connection.establish()
+    /// Bytes arrived on one of the pool's connections.
+    func progress(at now: UInt64) {
+        machine.progress(at: now)
     }
 
     /// A connection finished connecting (and its TLS handshake).
     func connectionReady(_ connection: HTTP1ClientConnection) {
-        if connection.countsAsConnecting {
-            connection.countsAsConnecting = false
-            connecting -= 1
-        }
-        if let exchange = connection.dedicatedTo {
-            connection.dedicatedTo = nil
-            if exchange.isLive && exchange.phase == .dedicated {
-                connection.execute(exchange)
-                return
-            }
-        }
-        release(connection)
+        perform(machine.connectionReady(connection.poolID, at: EventLoop.now()))
     }
 
-    /// A connection is free again: it serves the oldest waiting exchange, or rests.
+    /// A connection finished its exchange and may carry another.
     func release(_ connection: HTTP1ClientConnection) {
-        guard !isClosed else {
-            connection.close(graceful: true)
-            return
+        perform(machine.connectionReleased(connection.poolID, at: EventLoop.now()))
+    }
+
+    /// A connection closed. `establishmentError` is set when it never became ready.
+    func connectionClosed(_ connection: HTTP1ClientConnection, establishmentError: HTTPConnectionError?) {
+        let id = connection.poolID
+        guard connections[id] === connection else { return }
+        connections[id] = nil
+        perform(machine.connectionClosed(id, error: establishmentError))
+    }
+
+    // MARK: - Performing the machine's actions
+
+    /// Asks the machine to place a request.
+    func place(_ id: RequestID, timeout: UInt64) {
+        perform(machine.requestArrived(id, timeout: timeout, at: EventLoop.now()))
+    }
+
+    /// Carries out what the machine decided.
+    private func perform(_ action: PoolStateMachine.Action) {
+        switch action.request {
+        case .none:
+            break
+        case .execute(let id, let connectionID):
+            execute(id, on: connectionID)
+        case .wait(let id, let deadline):
+            if let selfBound {
+                exchanges[id]?.scheduleWaitCheck(at: deadline, loop: loop) { selfBound.value.waitCheck(id) }
+            }
+        case .fail(let id, let error):
+            exchanges.removeValue(forKey: id)?.finish(.failure(error))
+        case .failAll(let ids, let error):
+            for id in ids { exchanges.removeValue(forKey: id)?.finish(.failure(error)) }
+        case .abort(let id, let connectionID, let error):
+            connections[connectionID]?.abort(requestID: id, with: error)
         }
-        if let next = waiters.popLive() {
-            connection.execute(next)
-            return
-        }
-        connection.idleSince = EventLoop.now()
-        idle.append(connection)
-        armSweep(deadline: connection.idleSince &+ settings.idleTimeout)
-        if let lane, let slot = connection.slot {
-            slot.markParked()
-            lane.park(slot)
-            connection.armWatchdog(deadline: connection.idleSince &+ NativeDirectLane.horizon)
+        switch action.connection {
+        case .none:
+            break
+        case .open(let id):
+            open(id)
+        case .rest(let id, let sweepAt):
+            if let sweepAt { armSweep(at: sweepAt) }
+            if let connection = connections[id] { rest(connection) }
+        case .close(let ids, let sweepAt):
+            if let sweepAt { armSweep(at: sweepAt) }
+            for id in ids { closeExpired(id) }
         }
     }
 
-    // MARK: - Requests sent directly by callers
-
-    /// Takes a parked connection back from the callers; returns the request one of them sent on
-    /// it meanwhile, if any.
-    func unpark(_ connection: HTTP1ClientConnection) -> NativeDirectRequest? {
-        guard let slot = connection.slot else { return nil }
-        let pending = slot.reclaim()
-        lane?.unpark(slot)
-        return pending
+    /// Starts the request on the connection the machine chose.
+    private func execute(_ id: RequestID, on connectionID: ConnectionID) {
+        guard let exchange = exchanges.removeValue(forKey: id) else {
+            // Only the machine ends a placed request, so this cannot happen; the connection must
+            // not stay busy with nothing if it does.
+            perform(machine.connectionReleased(connectionID, at: EventLoop.now()))
+            return
+        }
+        guard let connection = connections[connectionID] else {
+            // The machine and the pool always agree on open connections; this cannot happen.
+            exchange.finish(.failure(.transportFailed.with(detail: "the pool lost connection \(connectionID)")))
+            return
+        }
+        if let pending = reclaim(connection) {
+            // A caller sent on it meanwhile: it carries that request, and this one is placed again.
+            exchanges[id] = exchange
+            adopt(pending, on: connection, displacing: (id, exchange.timeout))
+            return
+        }
+        exchange.stopWaitCheck()
+        connection.execute(exchange)
     }
 
-    /// Makes a request that a caller sent on `connection` an exchange of the loop.
-    func adopt(_ request: NativeDirectRequest, on connection: HTTP1ClientConnection) {
-        if let index = idle.firstIndex(where: { $0 === connection }) { idle.remove(at: index) }
+    /// Makes a request a caller sent on `connection` (through the direct lane) an exchange of
+    /// the pool. `displacing` is the request the pool was about to start there, which the
+    /// machine places again.
+    func adopt(_ request: NativeDirectRequest, on connection: HTTP1ClientConnection,
+               displacing: (RequestID, timeout: UInt64)?) {
         let exchange = request.exchange.value
-        guard exchange.begin(request.continuation, bound: request.exchange) else {
+        let live = exchange.begin(request.continuation, bound: request.exchange)
+        let id = register(exchange)
+        let action = machine.callerTook(connection.poolID, request: id, displacing: displacing, at: EventLoop.now())
+        if case .fail(id, _) = action.request {
+            // Shut down: the action fails it and closes the connection.
+            perform(action)
+            return
+        }
+        exchanges[id] = nil
+        if live {
+            connection.executeAdopted(exchange, request: request)
+        } else {
             // Cancelled before the loop saw it: its answer will never be read.
             connection.close()
+        }
+        perform(action)
+    }
+
+    private func waitCheck(_ id: RequestID) {
+        perform(machine.waitCheck(id, at: EventLoop.now()))
+    }
+
+    private func open(_ id: ConnectionID) {
+        let bound = LoopBound(HTTP1ClientConnection(key: key, loop: loop, settings: settings, tlsContext: tlsContext), on: loop)
+        let connection = bound.value
+        connection.selfBound = bound
+        connection.pool = self
+        connection.poolID = id
+        connection.context = context
+        connections[id] = connection
+        connection.establish()
+    }
+
+    /// Closes a connection the machine no longer counts (idle expiry, or shutdown), unless a
+    /// caller's request is on it: the machine then keeps it for that request, or, after
+    /// shutdown, fails the request and closes it.
+    private func closeExpired(_ id: ConnectionID) {
+        guard let connection = connections[id] else { return }
+        if let pending = reclaim(connection) {
+            adopt(pending, on: connection, displacing: nil)
             return
         }
-        if isClosed {
-            exchange.finish(.failure(NativeErrors.shutDown))
-            connection.close()
-            return
-        }
-        exchange.pool = self
-        connection.executeAdopted(exchange, request: request)
-    }
-
-    /// The loop noticed activity on an idle connection: adopts a request sent on it, if any.
-    /// Returns `true` when it did.
-    func adoptIfSent(_ connection: HTTP1ClientConnection) -> Bool {
-        guard let pending = unpark(connection) else { return false }
-        adopt(pending, on: connection)
-        return true
-    }
-
-    /// Like ``adoptIfSent(_:)`` for a readiness event, but never waits for a caller that is in
-    /// the middle of sending on the connection.
-    /// - Returns: `false` when a caller holds the slot: the connection must wait for
-    ///   ``slotReleased(_:)``.
-    func adoptWithoutWaiting(_ connection: HTTP1ClientConnection) -> Bool {
-        guard let slot = connection.slot else { return true }
-        switch slot.tryReclaim() {
-        case .busy:
-            return false
-        case .reclaimed(let pending):
-            lane?.unpark(slot)
-            if let pending { adopt(pending, on: connection) }
-            return true
-        }
-    }
-
-    /// A caller released a slot the loop was waiting for.
-    func slotReleased(_ slot: NativeDirectSlot) {
-        guard let connection = connections.values.first(where: { $0.slot === slot }) else { return }
-        connection.resumeAfterWaitingForCaller()
-    }
-
-    /// A caller's request was not written completely: the loop takes it over now.
-    func adoptUnfinished(_ slot: NativeDirectSlot, selfBound: LoopBound<HostPool>) {
-        attach(selfBound)
-        guard let connection = idle.first(where: { $0.slot === slot }) else { return }
-        _ = adoptIfSent(connection)
-    }
-
-    /// Cancels a request that a caller sent directly on `slot`.
-    func cancelDirect(_ slot: NativeDirectSlot, exchange bound: LoopBound<NativeExchange>) {
-        if let connection = idle.first(where: { $0.slot === slot }), slot.pendingRequest() != nil {
-            _ = adoptIfSent(connection)
-        }
-        bound.value.cancel()
-    }
-
-    /// The watchdog of an idle connection ticked: times out a request sent on it, if any.
-    func parkedTick(_ connection: HTTP1ClientConnection) {
-        guard let slot = connection.slot else { return }
-        let now = EventLoop.now()
-        if let pending = slot.pendingRequest() {
-            let deadline = pending.startedAt &+ pending.timeout
-            if now >= deadline {
-                _ = adoptIfSent(connection)  // its own watchdog then fails it at once
-            } else {
-                connection.armWatchdog(deadline: min(deadline, now &+ NativeDirectLane.horizon))
-            }
-        } else if slot.isParked {
-            connection.armWatchdog(deadline: now &+ NativeDirectLane.horizon)
-        }
-    }
-
-    /// A connection closed. `establishmentError` is set when it never became ready: the exchange
-    /// it was opened for, or else the oldest waiting one, fails with it.
-    func connectionClosed(_ connection: HTTP1ClientConnection, establishmentError: HTTPConnectionError?) {
-        connections[ObjectIdentifier(connection)] = nil
-        if let index = idle.firstIndex(where: { $0 === connection }) { idle.remove(at: index) }
-        if connection.countsAsConnecting {
-            connection.countsAsConnecting = false
-            connecting -= 1
-        }
-        if let error = establishmentError {
-            let dedicated = connection.dedicatedTo
-            connection.dedicatedTo = nil
-            if let dedicated, dedicated.isLive, dedicated.phase == .dedicated {
-                dedicated.finish(.failure(error))
-            } else if let next = waiters.popLive() {
-                next.finish(.failure(error))
-            }
-        }
-        balance()
+        if let exchange = connection.detach() { exchange.finish(.failure(NativeErrors.shutDown)) }
+        connection.close(graceful: true)
     }
 
     // MARK: - Idle connections
 
-    private func armSweep(deadline: UInt64) {
-        guard sweepDeadline == 0, let selfBound else { return }
-        sweepDeadline = deadline
+    private func armSweep(at deadline: UInt64) {
+        guard let selfBound else { return }
+        sweepTimer?.cancel()
         let delay = Int64(clamping: deadline &- min(EventLoop.now(), deadline))
         sweepTimer = loop.scheduleTimer(after: .nanoseconds(delay)) {
             selfBound.value.sweep()
         }
     }
 
-    /// Closes connections idle for the idle timeout.
     private func sweep() {
         sweepTimer = nil
-        sweepDeadline = 0
-        let now = EventLoop.now()
-        let expired = idle.filter { now &- min($0.idleSince, now) >= settings.idleTimeout }
-        for connection in expired {
-            if let pending = unpark(connection) {
-                adopt(pending, on: connection)
-            } else {
-                connection.close(graceful: true)
-            }
-        }
-        if let oldest = idle.first {
-            armSweep(deadline: oldest.idleSince &+ settings.idleTimeout)
-        }
+        perform(machine.sweep(at: EventLoop.now()))
     }
 
-    // MARK: - Shutting down
+    // MARK: - Joining the loop and shutting down
+
+    /// Joins the loop's context on first use.
+    func attach(_ selfBound: LoopBound<HostPool>) {
+        guard context == nil else { return }
+        let context = contextBound.value
+        if context.isShutDown {
+            _ = machine.shutDown()
+        } else {
+            context.pools.append(self)
+        }
+        self.context = context
+        self.selfBound = selfBound
+    }
+
+    /// Records an exchange the pool now holds; returns its id.
+    func register(_ exchange: NativeExchange) -> RequestID {
+        nextRequest += 1
+        let id = RequestID(value: nextRequest)
+        exchange.pool = self
+        exchange.poolID = id
+        exchanges[id] = exchange
+        return id
+    }
 
     /// Fails every exchange and closes every connection; the pool refuses work afterwards.
     func closeAll() {
-        isClosed = true
         sweepTimer?.cancel()
         sweepTimer = nil
-        for exchange in waiters.removeAll() { exchange.finish(.failure(NativeErrors.shutDown)) }
-        for connection in Array(connections.values) {
-            if let pending = unpark(connection) {
-                let exchange = pending.exchange.value
-                if exchange.begin(pending.continuation, bound: pending.exchange) {
-                    exchange.finish(.failure(NativeErrors.shutDown))
-                }
-            }
-            let dedicated = connection.dedicatedTo
-            connection.dedicatedTo = nil
-            if let exchange = connection.detach() { exchange.finish(.failure(NativeErrors.shutDown)) }
-            dedicated?.finish(.failure(NativeErrors.shutDown))
-            connection.close(graceful: true)
-        }
-        connections = [:]
-        idle = []
+        perform(machine.shutDown())
         selfBound = nil
     }
 }

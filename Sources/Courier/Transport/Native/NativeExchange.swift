@@ -11,18 +11,15 @@ final class NativeExchange {
     typealias Outcome = Result<HTTPResponse, HTTPConnectionError>
     typealias Continuation = UnsafeContinuation<Outcome, Never>
 
-    /// Where the exchange is in its life.
+    /// Where the exchange is in its life, as far as it knows. Where a started exchange is (queued,
+    /// on a connection, sending, reading) is its pool's and connection's state machines' to know.
     enum Phase: Equatable {
         /// Created; the loop has not seen it yet.
         case created
         /// Cancelled before the loop saw it; `start` ends it at once.
         case cancelledEarly
-        /// In its pool's wait queue for a connection.
-        case waiting
-        /// Waiting for a fresh connection opened for it alone (a stale-connection retry).
-        case dedicated
-        /// On a connection: being sent or answered.
-        case active
+        /// Taken over by its pool on the loop.
+        case started
         /// Ended; the continuation was resumed.
         case finished
     }
@@ -47,13 +44,13 @@ final class NativeExchange {
     private var selfBound: LoopBound<NativeExchange>?
     /// The pool it belongs to once started.
     var pool: HostPool?
-    /// The connection it runs on while active (set through ``run(on:since:)``).
-    var connection: HTTP1ClientConnection?
+    /// Its id in the pool's state machine once started.
+    var poolID: PoolStateMachine.RequestID?
     /// How many times it was re-sent after a stale pooled connection (at most once).
     var staleRetries = 0
 
+    /// The pool's check of its wait for a connection, while it waits.
     private var waitTimer: EventLoop.Timer?
-    private var waitingSince: UInt64 = 0
 
     /// The response head, once received.
     var head: HTTPResponse.Head?
@@ -85,22 +82,15 @@ final class NativeExchange {
             return false
         }
         selfBound = bound
+        phase = .started
         return true
     }
 
     /// Whether the exchange still waits for its outcome.
     var isLive: Bool { continuation != nil && phase != .finished }
 
-    /// Moves to a new phase (not `finished`: use ``finish(_:)``).
-    func enter(_ next: Phase) {
-        if (phase == .waiting || phase == .dedicated) && next != phase { stopWaitTimer() }
-        phase = next
-    }
-
-    /// Puts the exchange on `connection`, which took it at `time` (moving it there after a stale
-    /// connection, too).
+    /// Records that `connection` took the exchange at `time` (after a stale connection, too).
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
-        self.connection = connection
         timeline.assign(at: time, connection: connection.timeline, reused: connection.completedExchanges > 0)
     }
 
@@ -111,10 +101,8 @@ final class NativeExchange {
             return
         }
         self.continuation = nil
-        if phase == .waiting { pool?.waiterLeft() }
         phase = .finished
-        stopWaitTimer()
-        connection = nil
+        stopWaitCheck()
         pool = nil
         selfBound = nil
         observer.transportDidCollect(metrics())
@@ -140,11 +128,9 @@ final class NativeExchange {
             phase = .cancelledEarly
         case .cancelledEarly, .finished:
             return
-        case .waiting, .dedicated:
-            finish(.failure(.cancelled))
-        case .active:
-            if let connection {
-                connection.abort(self, with: .cancelled)
+        case .started:
+            if let pool {
+                pool.cancel(self)
             } else {
                 finish(.failure(.cancelled))
             }
@@ -153,39 +139,18 @@ final class NativeExchange {
 
     // MARK: - Waiting for a connection
 
-    /// Starts the silence timer for the time spent waiting for a connection.
-    ///
-    /// Waiting counts as silence only while the pool itself makes no progress: a queue behind
-    /// busy connections that keep answering is not a stall.
-    func startWaitTimer(loop: EventLoop) {
-        waitingSince = EventLoop.now()
-        scheduleWaitCheck(loop: loop, after: timeout)
-    }
-
-    private func scheduleWaitCheck(loop: EventLoop, after nanoseconds: UInt64) {
-        guard let selfBound else { return }
+    /// Runs `check` at `deadline` (the pool's check of the wait for a connection), replacing the
+    /// check armed before.
+    func scheduleWaitCheck(at deadline: UInt64, loop: EventLoop, _ check: @escaping @Sendable () -> Void) {
         waitTimer?.cancel()
-        waitTimer = loop.scheduleTimer(after: .nanoseconds(Int64(clamping: nanoseconds))) {
-            selfBound.value.waitTimerFired()
-        }
+        let delay = Int64(clamping: deadline &- min(EventLoop.now(), deadline))
+        waitTimer = loop.scheduleTimer(after: .nanoseconds(delay), check)
     }
 
-    private func stopWaitTimer() {
+    /// Stops the wait check: the exchange got a connection or ended.
+    func stopWaitCheck() {
         waitTimer?.cancel()
         waitTimer = nil
-    }
-
-    private func waitTimerFired() {
-        waitTimer = nil
-        guard phase == .waiting || phase == .dedicated, let pool else { return }
-        let last = max(waitingSince, pool.lastProgress)
-        let now = EventLoop.now()
-        let silence = now &- min(last, now)
-        if silence >= timeout {
-            finish(.failure(.timedOut.with(detail: "no connection to \(pool.key) became available in \(request.timeout)")))
-        } else {
-            scheduleWaitCheck(loop: pool.loop, after: timeout - silence)
-        }
     }
 }
 
