@@ -89,8 +89,10 @@ final class Nginx: Sendable {
                 }
                 """
             try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+            let pidFile = "\(root)/nginx.pid"
+            try? manager.removeItem(atPath: pidFile)
             let child = try ChildProcess.spawn(executable, ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/logs/error.log"])
-            if Nginx.waitUntilListening(port: port, child: child) {
+            if Nginx.waitUntilListening(port: port, child: child, pidFile: pidFile) {
                 self.port = port
                 self.child = child
                 self.baseURL = URL(string: "\(tls == nil ? "http" : "https")://\(host):\(port)")!
@@ -157,10 +159,19 @@ final class Nginx: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Polls until something accepts connections on `port` (5 s at most) or the process ends.
-    private static func waitUntilListening(port: Int, child: ChildProcess) -> Bool {
+    /// Polls until nginx has bound its port and accepts connections on it (5 s at most), or
+    /// the process ends.
+    ///
+    /// nginx writes its pid file only after it has bound every listening socket. Until then a
+    /// connection to `port` may reach another server that took the port after ``freePort()``
+    /// released it, while nginx retries its `bind()` (seen as a 404 from the wrong server).
+    private static func waitUntilListening(port: Int, child: ChildProcess, pidFile: String) -> Bool {
         for _ in 0..<250 {
             if !child.isRunning { return false }
+            guard FileManager.default.fileExists(atPath: pidFile) else {
+                usleep(20_000)
+                continue
+            }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
