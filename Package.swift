@@ -45,13 +45,16 @@ let package = Package(
         // The command-line program: serve, demo, and client commands.
         .executableTarget(name: "chatcave", dependencies: ["ChatCaveCLI"]),
 
-        .testTarget(name: "CourierWireTests", dependencies: ["CourierWire", "CLinuxSystem", "CourierTestServer"]),
-        .testTarget(name: "CourierHTTP1Tests", dependencies: ["CourierHTTP1"]),
-        .testTarget(name: "CourierTLSTests", dependencies: ["CourierTLS", "CourierTestServer"]),
-        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"]),
-        .testTarget(name: "ChatCaveTests", dependencies: ["Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
-        .testTarget(name: "ChatCaveServerTests", dependencies: ["ChatCaveServer", "CourierTestServer"]),
+        // Bounds how many tests run at once in the test process (a constructor sets Swift
+        // Testing's parallelization width before the run starts; see the file's comment).
+        .target(name: "CTestConcurrency", path: "Tests/CTestConcurrency"),
+        .testTarget(name: "CourierWireTests", dependencies: ["CTestConcurrency", "CourierWire", "CLinuxSystem", "CourierTestServer"]),
+        .testTarget(name: "CourierHTTP1Tests", dependencies: ["CTestConcurrency", "CourierHTTP1"]),
+        .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTLS", "CourierTestServer"]),
+        .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestServer"]),
+        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "Courier", "CourierTestServer"]),
+        .testTarget(name: "ChatCaveTests", dependencies: ["CTestConcurrency", "Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
+        .testTarget(name: "ChatCaveServerTests", dependencies: ["CTestConcurrency", "ChatCaveServer", "CourierTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -42,6 +42,8 @@ enum StallWatchdog {
                 dumpedThisStall = true
                 dumps += 1
                 dump(to: "\(folder)/stall-\(getpid())-\(dumps).txt")
+                // gdb stopped the whole process while it dumped: measure the next stall afresh.
+                probeStarted.store(0, ordering: .releasing)
             }
         }
     }
