@@ -2,13 +2,14 @@ import ChatCaveServer
 import Foundation
 
 /// `chatcave serve [--port 3000] [--host 127.0.0.1] [--data-dir DIR]`: runs the reference
-/// server until SIGINT or SIGTERM (or, in-process, until its task is cancelled). Binding an
+/// server (the API, and its web app for browsers at `/`) until SIGINT or SIGTERM (or, in-process, until its task is cancelled). Binding an
 /// address beyond loopback prints a ``CleartextWarning`` on standard error.
 enum ServeCommand {
     static let usage = """
         USAGE: chatcave serve [--port PORT] [--host HOST] [--data-dir DIR]
 
-        Runs the reference ChatCave server until interrupted (Ctrl-C or SIGTERM).
+        Runs the reference ChatCave server until interrupted (Ctrl-C or SIGTERM). Open its URL in a
+        browser for the web app: sign up, chat, all served by this program.
 
         OPTIONS:
           --port PORT       the port; PORT from the environment, else 3000 (0 picks a free one)
@@ -48,7 +49,7 @@ enum ServeCommand {
         }
         output.line("ChatCave server listening on \(server.baseURL.absoluteString)"
                     + (directory.map { " (data in \($0.path))" } ?? " (data in memory only)"))
-        output.line("Press Ctrl-C to stop.")
+        output.line("Open \(server.baseURL.absoluteString)/ in a browser for the web app. Press Ctrl-C to stop.")
         let signal = await Terminal.waitForInterrupt()
         server.shutdown()
         output.line("Stopped (\(signal)).")
