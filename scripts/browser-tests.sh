@@ -48,7 +48,7 @@ trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || 
 
 url=""
 for _ in $(seq 1 100); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$output/server.log" || true)
+  url=$(grep -o -m 1 'http://127\.0\.0\.1:[0-9]*' "$output/server.log" | head -n 1 || true)
   [ -n "$url" ] && break
   kill -0 "$server_pid" 2>/dev/null || break
   sleep 0.1

@@ -34,7 +34,9 @@ extension WebAppScript {
 
         /** Shows an error (an APIError, an Error or a text) in the paragraph `id`; null clears it. */
         function showError(id, error) {
-          $(id).textContent = error ? (error.message || String(error)) : '';
+          const paragraph = $(id);
+          paragraph.textContent = error ? (error.message || String(error)) : '';
+          delete paragraph.dataset.source;  // set again by the caller when a later success may clear it
         }
 
         /** Disables a button while `work` runs, and returns what it returns. */
