@@ -431,6 +431,8 @@ def main():
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     args = parser.parse_args()
     os.makedirs(os.path.join(args.output, "cli-home"), mode=0o700, exist_ok=True)
+    # `timeout` ends the script with SIGTERM: exit through the finally blocks, which quit the browsers.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(f"stopped by signal {number}"))
     started = time.monotonic()
     alice = Browser("alice", args)
     bob = Browser("bob", args)

@@ -2,7 +2,7 @@ import ChatCaveServer
 import Foundation
 
 /// `chatcave serve [--port 3000] [--host 127.0.0.1] [--data-dir DIR]`: runs the reference
-/// server (the API, and its web app for browsers at `/`) until SIGINT or SIGTERM (or, in-process, until its task is cancelled). Binding an
+/// server until SIGINT or SIGTERM (or, in-process, until its task is cancelled). Binding an
 /// address beyond loopback prints a ``CleartextWarning`` on standard error.
 enum ServeCommand {
     static let usage = """

@@ -92,7 +92,8 @@ final class ChatCaveAPI: Sendable {
         }
     }
 
-    /// The open routes: the API description or the web app's page, its files, sign-up and sign-in.
+    /// The open routes: the API description, sign-up and sign-in.
+    /// At `/` a browser gets the web app's page instead of the description; the app's files are open too.
     private func handleOpen(_ route: Route, _ request: APIRequest) throws(APIError) -> APIResponse {
         switch route {
         case .signUp:
