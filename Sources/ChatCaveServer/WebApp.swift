@@ -3,7 +3,7 @@
 /// copied `chatcave` binary serves the whole app with no files beside it.
 ///
 /// The page is served at `GET /` to clients that prefer HTML (``APIRequest/prefersHTML``); the
-/// others are open routes (``Route/asset(path:)``). The app talks to the JSON API with
+/// others are open routes (``Route/asset(name:)``). The app talks to the JSON API with
 /// `X-Magic-Auth` from JavaScript, keeps the key in `sessionStorage`, and uses no cookies.
 enum WebApp {
     /// Fields ``ChatCaveAPI`` sends with every response, of the API and of the web app: a
