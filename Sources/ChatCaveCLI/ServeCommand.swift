@@ -8,7 +8,8 @@ enum ServeCommand {
     static let usage = """
         USAGE: chatcave serve [--port PORT] [--host HOST] [--data-dir DIR]
 
-        Runs the reference ChatCave server until interrupted (Ctrl-C or SIGTERM).
+        Runs the reference ChatCave server until interrupted (Ctrl-C or SIGTERM). Open its URL in a
+        browser for the web app: sign up, chat, all served by this program.
 
         OPTIONS:
           --port PORT       the port; PORT from the environment, else 3000 (0 picks a free one)
@@ -48,7 +49,7 @@ enum ServeCommand {
         }
         output.line("ChatCave server listening on \(server.baseURL.absoluteString)"
                     + (directory.map { " (data in \($0.path))" } ?? " (data in memory only)"))
-        output.line("Press Ctrl-C to stop.")
+        output.line("Open \(server.baseURL.absoluteString)/ in a browser for the web app. Press Ctrl-C to stop.")
         let signal = await Terminal.waitForInterrupt()
         server.shutdown()
         output.line("Stopped (\(signal)).")

@@ -46,10 +46,5 @@ struct APIResponse: Sendable {
         APIResponse(status: 302, headers: [(name: "Location", value: location)], body: [])
     }
 
-    /// An HTML page.
-    static func html(_ text: String) -> APIResponse {
-        APIResponse(status: 200, headers: [(name: "Content-Type", value: "text/html; charset=utf-8")], body: Array(text.utf8))
-    }
-
     private static let jsonType = [(name: "Content-Type", value: "application/json; charset=utf-8")]
 }

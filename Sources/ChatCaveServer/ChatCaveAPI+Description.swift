@@ -1,4 +1,4 @@
-/// What `GET /` answers: a description of the API (JSON), or a small page for browsers.
+/// What `GET /` answers to JSON clients: a description of the API (browsers get ``WebApp/page``).
 extension ChatCaveAPI {
     /// The JSON description of the API.
     struct Description: Encodable, Sendable {
@@ -27,13 +27,4 @@ extension ChatCaveAPI {
 
     /// The description `GET /` sends as JSON.
     static let description = Description()
-
-    /// The page `GET /` sends to browsers.
-    static let homePage = """
-        <!doctype html>
-        <html><head><meta charset="utf-8"><title>ChatCave</title></head>
-        <body><h1>ChatCave</h1>
-        <p>This is the ChatCave reference server. Its API speaks JSON: send <code>Accept: application/json</code>.
-        Try <code>swift run chatcave --help</code>.</p></body></html>
-        """
 }

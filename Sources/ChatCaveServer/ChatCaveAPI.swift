@@ -3,8 +3,9 @@ import Foundation
 /// The ChatCave API as a function from request to response, with no sockets involved.
 ///
 /// ``handle(_:)`` matches the route, refuses cross-site state changes (``CrossSiteCheck``),
-/// checks credentials (every route but `GET /`, sign-up and sign-in needs them), reads the body
-/// and runs the route's handler. Every refusal becomes the
+/// checks credentials (every route but `GET /`, the web app's files, sign-up and sign-in needs
+/// them), reads the body and runs the route's handler; every response carries
+/// ``WebApp/securityHeaders``. Every refusal becomes the
 /// contract's status with a JSON `{"error": …}` body; a 401 has no body and carries
 /// `WWW-Authenticate: Basic realm="ChatCave Server"`. Nothing a client sends can crash it.
 ///
@@ -32,12 +33,13 @@ final class ChatCaveAPI: Sendable {
     /// - Parameter request: the request.
     /// - Returns: the response; never throws, never traps.
     func handle(_ request: APIRequest) -> APIResponse {
-        let response: APIResponse
+        var response: APIResponse
         do {
             response = try route(request)
         } catch {
             response = error.response
         }
+        response.headers += WebApp.securityHeaders
         statistics.record(status: response.status)
         return response
     }
@@ -49,7 +51,7 @@ final class ChatCaveAPI: Sendable {
         guard let authentication = try verifier.authenticate(request) else { throw .unauthorized }
         let user = authentication.user
         switch route {
-        case .root, .signUp, .signIn:
+        case .root, .asset, .signUp, .signIn:
             return try handleOpen(route, request)
         case .signOut:
             // With X-Magic-Auth only that key is retired (the user's other clients keep theirs);
@@ -91,6 +93,7 @@ final class ChatCaveAPI: Sendable {
     }
 
     /// The open routes: the API description, sign-up and sign-in.
+    /// At `/` a browser gets the web app's page instead of the description; the app's files are open too.
     private func handleOpen(_ route: Route, _ request: APIRequest) throws(APIError) -> APIResponse {
         switch route {
         case .signUp:
@@ -108,8 +111,12 @@ final class ChatCaveAPI: Sendable {
             guard !name.isEmpty, !password.isEmpty else { throw .rejected("User name and password must not be empty") }
             guard let user = try verifier.user(named: name, password: password, from: request) else { throw .invalidCombination }
             return .json(201, APIRepresentation.User(user, apiKey: try store.signInKey(userID: user.id)))
+        case .asset(let name):
+            guard let asset = WebApp.assets[name] else { throw .notFound("No file named '\(name.prefix(100))'") }
+            return asset.response(to: request)
         default:
-            return request.prefersHTML ? .html(Self.homePage) : .json(200, Self.description)
+            if request.prefersHTML { return WebApp.page.response(to: request) }
+            return .json(200, Self.description, headers: [(name: "Vary", value: "Accept")])
         }
     }
 }

@@ -18,11 +18,14 @@ enum Route: Equatable, Sendable {
     case leave(roomID: String, userID: String)
     case messages(roomID: String)
     case postMessage(roomID: String)
+    /// A file of the web app other than its page, e.g. `app.js` (``WebApp/assets``).
+    case asset(name: String)
 
-    /// Whether the route is open to requests without credentials: `GET /`, sign-up and sign-in.
+    /// Whether the route is open to requests without credentials: `GET /`, the web app's files,
+    /// sign-up and sign-in.
     var isOpen: Bool {
         switch self {
-        case .root, .signUp, .signIn: true
+        case .root, .asset, .signUp, .signIn: true
         default: false
         }
     }
@@ -50,6 +53,8 @@ enum Route: Equatable, Sendable {
             table = ["PUT": .signIn, "DELETE": .signOut]
         case 1 where segments[0] == "rooms":
             table = ["GET": .listRooms, "POST": .createRoom]
+        case 1 where WebApp.assets[segments[0]] != nil:
+            table = ["GET": .asset(name: segments[0])]
         case 2 where segments[0] == "users":
             table = ["GET": .user(id: segments[1])]
         case 2 where segments[0] == "rooms":
