@@ -9,11 +9,22 @@ import Testing
 @Suite("Catalogue C: malformed responses")
 struct MalformedResponseCases {
     /// Registers `/raw/<index>` routes that send each response as is and close; returns the requests.
+    ///
+    /// A closing route also says `Connection: close` after the status line: the requests run
+    /// at once, and a client that reused a connection the server was closing (libcurl does)
+    /// would meet a reset instead of the malformed response under test.
     private func rawRoutes(_ responses: [String], on server: TestServer, closing: Bool = true) -> [HTTPRequest] {
         responses.enumerated().map { index, raw in
-            server.route("/raw/\(index)") { _ in .script(closing ? [.send(raw), .close] : [.send(raw)]) }
+            let announced = closing ? Self.announcingClose(raw) : raw
+            server.route("/raw/\(index)") { _ in .script(closing ? [.send(announced), .close] : [.send(raw)]) }
             return HTTPRequest(.get, "/raw/\(index)")
         }
+    }
+
+    /// `raw` with `Connection: close` after its first line.
+    private static func announcingClose(_ raw: String) -> String {
+        guard let end = raw.range(of: "\r\n") else { return raw }
+        return raw[..<end.upperBound] + "Connection: close\r\n" + raw[end.upperBound...]
     }
 
     /// Expects every outcome to be one clear error of `kinds`, naming the response in the message.
