@@ -1,58 +1,69 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Keeps the store's snapshot in one file of a data directory, written atomically.
+/// The data file of the servers before SQLite: `chatcave-store.json`, one JSON snapshot of the
+/// whole store, rewritten on every change. It is only read now, once, to import it into the
+/// SQLite store (``SQLiteChatStore``), and then renamed to `chatcave-store.json.migrated`.
 ///
-/// The file, `chatcave-store.json`, holds password hashes and API key digests, so it is created
-/// with mode 0600 and its directory with 0700. Each save writes a new file beside the old one
-/// (created 0600, written, `fsync`ed), renames it over the old one and syncs the directory:
-/// a crash leaves the old file or the new one, never half of one, and the secrets are never
-/// readable by other users. ``ChatStore`` saves one change at a time and reports a failed save
-/// to the client.
-final class StorePersistence: Sendable {
-    /// Why the data directory cannot be used.
+/// Its formats: 1 (an API key in plain text per user), 2 (one key digest per user) and
+/// 3 (several key digests per user); all three are read.
+struct LegacyStoreFile {
+    /// Why the file cannot be read or set aside.
     struct Failure: Error, CustomStringConvertible {
         /// What went wrong, with the path.
         let description: String
     }
 
-    /// The file's name inside the data directory.
-    static let fileName = "chatcave-store.json"
+    /// Everything the file holds.
+    struct Snapshot: Decodable, Sendable {
+        /// The newest format this server reads.
+        static let newestFormat = 3
 
-    /// The data directory.
-    let directory: URL
-    /// The data file.
-    let fileURL: URL
-
-    /// Uses `directory`, creating it (mode 0700) when missing.
-    /// - Throws: ``Failure`` when it cannot be created or is not a directory.
-    init(directory: URL) throws {
-        self.directory = directory
-        self.fileURL = directory.appendingPathComponent(Self.fileName)
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw Failure(description: "\(directory.path) is not a directory") }
-        } else {
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw Failure(description: "cannot create the data directory \(directory.path): \(error)")
-            }
-        }
+        /// The file format's version: 1, 2 or 3.
+        var format: Int
+        /// Every user, in sign-up order.
+        var users: [StoredUser]
+        /// Every room, in creation order.
+        var rooms: [Room]
     }
 
-    /// Reads the snapshot, or `nil` when there is no data file yet.
-    /// - Throws: ``Failure`` when the file exists but cannot be read or decoded (the server
-    ///   refuses to start rather than overwrite data it could not read).
-    func load() throws -> ChatStore.Snapshot? {
-        guard FileManager.default.fileExists(atPath: fileURL.path) else { return nil }
+    /// A room as the file holds it: its members and its messages in the order they were posted.
+    struct Room: Decodable, Sendable {
+        /// The room's id (a UUID).
+        var id: String
+        /// The unique name.
+        var name: String
+        /// The ids of the members, in the order they joined.
+        var chatterIDs: [String]
+        /// The messages, oldest first.
+        var messages: [StoredMessage]
+    }
+
+    /// The file's name inside the data directory.
+    static let fileName = "chatcave-store.json"
+    /// The suffix added to the file's name once it was imported.
+    static let migratedSuffix = ".migrated"
+
+    /// The file.
+    let fileURL: URL
+
+    /// The legacy file of a data directory (which may not exist).
+    init(directory: URL) {
+        fileURL = directory.appendingPathComponent(Self.fileName)
+    }
+
+    /// Whether the data directory holds the file.
+    var exists: Bool {
+        FileManager.default.fileExists(atPath: fileURL.path)
+    }
+
+    /// Reads the snapshot.
+    /// - Throws: ``Failure`` when the file cannot be read or decoded, or has a format this
+    ///   server does not know (the server then refuses to start, and changes nothing).
+    func load() throws(Failure) -> Snapshot {
         do {
-            let snapshot = try JSONDecoder().decode(ChatStore.Snapshot.self, from: Data(contentsOf: fileURL))
-            guard (1...ChatStore.Snapshot.currentFormat).contains(snapshot.format) else {
-                throw Failure(description: "\(fileURL.path) has format \(snapshot.format); this server reads formats 1 to \(ChatStore.Snapshot.currentFormat)")
+            let snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(contentsOf: fileURL))
+            guard (1...Snapshot.newestFormat).contains(snapshot.format) else {
+                throw Failure(description: "\(fileURL.path) has format \(snapshot.format); this server reads formats 1 to \(Snapshot.newestFormat)")
             }
             return snapshot
         } catch let failure as Failure {
@@ -62,56 +73,23 @@ final class StorePersistence: Sendable {
         }
     }
 
-    /// Writes a snapshot, replacing the data file.
-    /// - Parameter snapshot: the data.
-    /// - Throws: ``Failure`` when it cannot be encoded or written; the old file is then intact.
-    func save(_ snapshot: ChatStore.Snapshot) throws {
-        let data: Data
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            data = try encoder.encode(snapshot)
-        } catch {
-            throw Failure(description: "cannot encode the data for \(fileURL.path): \(error)")
+    /// Renames the file to `chatcave-store.json.migrated` (or `….migrated.2`, `.3`… when that
+    /// name is taken), keeping it beside the database, with its mode.
+    /// - Returns: the new path.
+    /// - Throws: ``Failure`` when it cannot be renamed.
+    @discardableResult
+    func setAside() throws(Failure) -> URL {
+        let base = fileURL.path + Self.migratedSuffix
+        var target = base
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: target) {
+            attempt += 1
+            guard attempt <= 1_000 else { throw Failure(description: "cannot find a free name to set \(fileURL.path) aside") }
+            target = base + ".\(attempt)"
         }
-        try Self.writeAtomically(data, to: fileURL.path, directory: directory.path)
-    }
-
-    /// Writes `data` to a new file created with mode 0600, syncs it, renames it over `path`,
-    /// and syncs the directory.
-    /// - Throws: ``Failure`` naming the step that failed.
-    static func writeAtomically(_ data: Data, to path: String, directory: String) throws {
-        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var failure: String?
-        if fchmod(fd, 0o600) != 0 { failure = "fchmod" }
-        data.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var offset = 0
-            while failure == nil, offset < buffer.count {
-                let written = write(fd, base + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    failure = "write"
-                }
-            }
+        guard rename(fileURL.path, target) == 0 else {
+            throw Failure(description: "cannot rename \(fileURL.path) to \(target): \(String(cString: strerror(errno)))")
         }
-        if failure == nil, fsync(fd) != 0 { failure = "fsync" }
-        close(fd)
-        if failure == nil, rename(temporary, path) != 0 { failure = "rename" }
-        if let failure {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw Failure(description: "\(failure) failed for \(path): \(reason)")
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
+        return URL(fileURLWithPath: target)
     }
 }
