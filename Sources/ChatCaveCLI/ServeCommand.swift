@@ -54,7 +54,7 @@ enum ServeCommand {
             return ChatCaveCommandLine.failure
         }
         output.line("ChatCave server listening on \(server.baseURL.absoluteString)"
-                    + (directory.map { " (data in \($0.path))" } ?? " (data in memory only)"))
+                    + (directory.map { " (data in \($0.appendingPathComponent("chatcave.sqlite").path), durability \(durability.rawValue))" } ?? " (data in memory only)"))
         output.line("Press Ctrl-C to stop.")
         let signal = await Terminal.waitForInterrupt()
         server.shutdown()

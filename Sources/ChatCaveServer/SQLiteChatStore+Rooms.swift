@@ -73,14 +73,7 @@ extension SQLiteChatStore {
     func messages(roomID: String, since: String?) throws(APIError) -> [APIRepresentation.Message] {
         try read { connection in
             try Self.requireRoom(roomID, connection)
-            // The message `since` is found through the unique index on `id`, the newer ones
-            // through `messages_by_room (room_id, seq)`: only what is returned is read.
-            return try connection.query("""
-                SELECT id, type, text, author, timestamp FROM messages
-                    WHERE room_id = ?1
-                    AND seq > coalesce((SELECT seq FROM messages WHERE id = ?2 AND room_id = ?1), 0)
-                    ORDER BY seq
-                """, [.text(roomID), .optional(since)]) { row in
+            return try connection.query(Self.messagesSince, [.text(roomID), .optional(since)]) { row in
                 APIRepresentation.Message(StoredMessage(id: row.text(0) ?? "", type: row.text(1) ?? "", text: row.text(2), authorID: "",
                                                         author: row.text(3) ?? "", timestamp: row.integer(4)))
             }
@@ -102,6 +95,17 @@ extension SQLiteChatStore {
     }
 
     // MARK: - Statements (called under the lock)
+
+    /// The messages of room `?1` after message `?2` (all of them when `?2` is `NULL` or not a
+    /// message of the room), oldest first. The message `?2` is found through the unique index
+    /// on `id`, the newer ones through `messages_by_room (room_id, seq)`: only what is returned
+    /// is read, O(log n + k).
+    static let messagesSince = """
+        SELECT id, type, text, author, timestamp FROM messages
+            WHERE room_id = ?1
+            AND seq > coalesce((SELECT seq FROM messages WHERE id = ?2 AND room_id = ?1), 0)
+            ORDER BY seq
+        """
 
     /// Appends a message to a room.
     static func insert(_ message: StoredMessage, roomID: String, _ connection: SQLiteConnection) throws(SQLiteError) {
