@@ -14,11 +14,14 @@ let package = Package(
         .executable(name: "chatcave", targets: ["chatcave"]),
     ],
     targets: [
-        // System C libraries (libssl-dev, zlib1g-dev).
+        // System C libraries (libssl-dev, zlib1g-dev, libsqlite3-dev).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
+        // SQLite, the ChatCave server's store with a data directory.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
 
         // The Linux calls Swift's Glibc module does not import: epoll, eventfd, accept4, pthread_setname_np.
         .target(name: "CLinuxSystem"),
@@ -38,8 +41,8 @@ let package = Package(
         .target(name: "CourierTestServer", dependencies: ["HTTPServerCore"]),
         // The ChatCave chat client, layered on Courier.
         .target(name: "ChatCave", dependencies: ["Courier"]),
-        // The reference ChatCave server, on the neutral server core.
-        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierTLS"]),
+        // The reference ChatCave server, on the neutral server core, keeping its data in SQLite.
+        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierTLS", "CSQLite"]),
         // The command-line program's commands and demo, as a library so that tests can run them in-process.
         .target(name: "ChatCaveCLI", dependencies: ["Courier", "ChatCave", "ChatCaveServer"]),
         // The command-line program: serve, demo, and client commands.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `chatcave` program: `demo`, `serve`, and the client commands, with hand-written
+/// The `chatcave` program: `demo`, `serve`, `bench-store`, and the client commands, with hand-written
 /// argument parsing.
 ///
 /// Every command answers `--help`. Exit codes: 0 for success, 1 when the command failed
@@ -39,6 +39,8 @@ public enum ChatCaveCommandLine {
                 return try await DemoCommand.run(rest, output: output)
             case "serve":
                 return try await ServeCommand.run(rest, environment: environment, output: output)
+            case "bench-store":
+                return try await BenchStoreCommand.run(rest, output: output)
             default:
                 guard let command = ClientCommand(rawValue: name) else {
                     throw CommandArguments.UsageError(description: "unknown command '\(name)'")
@@ -47,7 +49,7 @@ public enum ChatCaveCommandLine {
             }
         } catch let error as CommandArguments.UsageError {
             output.error("chatcave: \(error)")
-            let known = ClientCommand(rawValue: name) != nil || name == "demo" || name == "serve"
+            let known = ClientCommand(rawValue: name) != nil || ["demo", "serve", "bench-store"].contains(name)
             output.error("Run 'chatcave \(known ? name + " " : "")--help' for usage.")
             return usageError
         } catch {
@@ -65,6 +67,7 @@ public enum ChatCaveCommandLine {
         COMMANDS:
           demo                    a scripted conversation on an embedded server (a few seconds)
           serve                   run the reference server
+          bench-store             measure the server on its SQLite store through the HTTP API
           signup                  create an account and sign in
           signin                  sign in
           signout                 sign out and forget the saved session

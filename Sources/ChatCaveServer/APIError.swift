@@ -42,8 +42,10 @@ struct APIError: Error, Sendable, Equatable {
         let (seconds, attoseconds) = wait.components
         return Int(max(1, seconds + (attoseconds > 0 ? 1 : 0)))
     }
-    /// 500: the change could not be written to the data file, so it was not made.
+    /// 500: the change could not be written to the store, so it was not made.
     static let notSaved = APIError(status: 500, message: "The change could not be saved, so it was not made")
+    /// 500: the store could not be read.
+    static let storeFailed = APIError(status: 500, message: "The data could not be read; try again")
     /// 503: every password-hashing slot and queue place (or every request worker) is taken.
     static func busy(retryAfter seconds: Int) -> APIError {
         APIError(status: 503, message: "The server is busy; try again in \(seconds) s", retryAfter: seconds)

@@ -7,7 +7,7 @@ enum APIRepresentation {
         var apiKey: String?
 
         /// The user as shown: with `apiKey` only when it is given (to the user itself).
-        init(_ user: ChatStore.User, apiKey: String?) {
+        init(_ user: StoredUser, apiKey: String?) {
             id = user.id
             name = user.name
             self.apiKey = apiKey
@@ -44,7 +44,7 @@ enum APIRepresentation {
         var author: String
         var timestamp: String
 
-        init(_ message: ChatStore.Message) {
+        init(_ message: StoredMessage) {
             id = message.id
             type = message.type
             text = message.text

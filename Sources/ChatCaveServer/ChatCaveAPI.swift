@@ -12,7 +12,7 @@ import Foundation
 /// Handlers may be slow (password hashing): call ``handle(_:)`` off the server's event loop.
 final class ChatCaveAPI: Sendable {
     /// The data.
-    let store: ChatStore
+    let store: any ChatStore
     /// Checks credentials and hashes passwords.
     let verifier: CredentialVerifier
     /// The counters.
@@ -23,7 +23,7 @@ final class ChatCaveAPI: Sendable {
     ///   - store: the data.
     ///   - passwordIterations: the PBKDF2 iteration count for new password hashes.
     ///   - passwordLimits: the hashing pool and the failed-attempt limits.
-    init(store: ChatStore, passwordIterations: Int, passwordLimits: ChatCaveServer.PasswordLimits) {
+    init(store: any ChatStore, passwordIterations: Int, passwordLimits: ChatCaveServer.PasswordLimits) {
         self.store = store
         self.verifier = CredentialVerifier(store: store, iterations: passwordIterations, limits: passwordLimits)
         self.statistics = ServerStatistics()
@@ -59,14 +59,14 @@ final class ChatCaveAPI: Sendable {
             try store.revokeAPIKeys(authentication.apiKey, userID: user.id)
             return .json(200, APIRepresentation.Empty())
         case .listUsers:
-            let ownKey = authentication.apiKey ?? store.knownKey(userID: user.id)
-            return .json(200, store.allUsers().map { APIRepresentation.User($0, apiKey: $0.id == user.id ? ownKey : nil) })
+            let ownKey = try ownKey(authentication)
+            return .json(200, try store.allUsers().map { APIRepresentation.User($0, apiKey: $0.id == user.id ? ownKey : nil) })
         case .user(let id):
-            guard let found = store.user(id: id) else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
-            let ownKey = found.id == user.id ? authentication.apiKey ?? store.knownKey(userID: user.id) : nil
+            guard let found = try store.user(id: id) else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
+            let ownKey = found.id == user.id ? try ownKey(authentication) : nil
             return .json(200, APIRepresentation.User(found, apiKey: ownKey))
         case .listRooms:
-            return .json(200, store.rooms())
+            return .json(200, try store.rooms())
         case .createRoom:
             let parameters = try RequestParameters(request)
             return .json(201, try store.createRoom(named: parameters["room[name]"]))
@@ -92,6 +92,12 @@ final class ChatCaveAPI: Sendable {
         }
     }
 
+    /// The API key to show the authenticated user: the one it presented, else the one remembered.
+    private func ownKey(_ authentication: CredentialVerifier.Authentication) throws(APIError) -> String? {
+        if let key = authentication.apiKey { return key }
+        return try store.knownKey(userID: authentication.user.id)
+    }
+
     /// The open routes: the API description, sign-up and sign-in.
     /// At `/` a browser gets the web app's page instead of the description; the app's files are open too.
     private func handleOpen(_ route: Route, _ request: APIRequest) throws(APIError) -> APIResponse {
@@ -101,7 +107,7 @@ final class ChatCaveAPI: Sendable {
             let name = try TextRules.name(parameters["user[name]"], what: "User name")
             let password = parameters["user[password]"] ?? ""
             guard !password.isEmpty else { throw .rejected("Password must not be empty") }
-            guard !store.nameIsTaken(name) else { throw .rejected("A user named '\(name)' already exists") }
+            guard try !store.nameIsTaken(name) else { throw .rejected("A user named '\(name)' already exists") }
             let added = try store.addUser(name: name, passwordHash: try verifier.hashForSignUp(password: password, from: request))
             return .json(201, APIRepresentation.User(added.user, apiKey: added.apiKey))
         case .signIn:

@@ -8,9 +8,9 @@ import HTTPServerCore
 /// It runs on `HTTPServerCore` (one event loop thread for the sockets) and answers each
 /// request on a thread of its own (``RequestWorkers``), since password hashing is deliberately
 /// slow; hashes run in a bounded pool and failed password checks are throttled
-/// (``Configuration/passwordLimits``). Users, rooms and
-/// messages live in memory; with a ``Configuration/dataDirectory`` every change is also written
-/// to disk atomically before it is answered, and a restart reads it back.
+/// (``Configuration/passwordLimits``). Users, rooms and messages live in a ``ChatStore``: in
+/// memory only, or, with a ``Configuration/dataDirectory``, in an SQLite database there
+/// (``SQLiteChatStore``), where every change is committed before it is answered.
 ///
 /// It fixes the original's bugs: deleting one room deletes only that room; a wrong password
 /// gets a 401 at once; duplicate names and unknown ids get 406 and 404; posting to an unknown
@@ -43,13 +43,24 @@ public final class ChatCaveServer: Sendable {
     ///     The contract's usual port is 3000.
     ///   - configuration: data directory, hashing cost and limits; ``Configuration/init(dataDirectory:passwordIterations:maxBodyBytes:headerTimeout:idleTimeout:passwordLimits:)`` by default.
     /// - Throws: ``StartupError`` when the data directory cannot be read or the port cannot be bound.
-    public init(host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = Configuration()) throws(StartupError) {
-        let store: ChatStore
-        do {
-            store = try ChatStore(dataDirectory: configuration.dataDirectory)
-        } catch {
-            throw StartupError(description: "\(error)")
+    public convenience init(host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = Configuration()) throws(StartupError) {
+        let store: any ChatStore
+        if let directory = configuration.dataDirectory {
+            do {
+                store = try SQLiteChatStore(directory: directory, synchronous: configuration.durability == .synced ? .full : .normal)
+            } catch {
+                throw StartupError(description: "\(error)")
+            }
+        } else {
+            store = MemoryChatStore()
         }
+        try self.init(host: host, port: port, configuration: configuration, store: store)
+    }
+
+    /// Binds `host:port` and starts serving from `store` (the configuration's data directory is
+    /// not used). Tests use it to run a server on a store they prepared.
+    /// - Throws: ``StartupError`` when the port cannot be bound.
+    init(host: String, port: Int, configuration: Configuration, store: any ChatStore) throws(StartupError) {
         let api = ChatCaveAPI(store: store, passwordIterations: configuration.passwordIterations,
                               passwordLimits: configuration.passwordLimits)
         let workers = RequestWorkers()
@@ -106,13 +117,13 @@ public final class ChatCaveServer: Sendable {
     /// - Returns: `true` when the user exists and the change was saved.
     @discardableResult
     public func revokeAPIKey(forUserNamed name: String) -> Bool {
-        guard let user = api.store.user(named: name) else { return false }
+        guard let user = try? api.store.user(named: name) else { return false }
         return (try? api.store.revokeAPIKeys(nil, userID: user.id)) != nil
     }
 
     /// The id of the user with this name, or `nil`.
     public func userID(named name: String) -> String? {
-        api.store.user(named: name)?.id
+        (try? api.store.user(named: name))?.id
     }
 
     /// How many responses of each status the API has sent, e.g. `[200: 12, 401: 2]`.

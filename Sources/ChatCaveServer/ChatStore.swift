@@ -1,115 +1,69 @@
-import Foundation
-import Synchronization
-
-/// The ChatCave server's data: users, rooms and messages, in memory, optionally kept on disk.
+/// Where the ChatCave server keeps users, rooms and messages: the routes (``ChatCaveAPI``,
+/// ``CredentialVerifier``) speak only to this protocol.
 ///
-/// Reads take one short lock. Every change goes through ``change(_:)``: with a data directory
-/// the change is made on a copy, the copy is written to disk, and only then does it become the
-/// state — so a change that was answered is on disk, and a change that could not be saved is
-/// answered with 500 and never seen. Changes are serialized; reads never wait for the disk.
+/// Two stores implement it: ``MemoryChatStore`` (memory only: tests, the demo, a server without
+/// a data directory) and ``SQLiteChatStore`` (an SQLite file in the data directory). Another
+/// (a networked database) needs only these requirements; the API-key rules on top of them are
+/// shared (``ChatStore`` extension in `ChatStore+Keys.swift`).
 ///
-/// The API keys themselves are never stored, only their digests (``User/apiKeyDigests``); the
-/// server remembers in memory the last key each user presented or was given
-/// (``ChatStore/knownKeys``), so that sign-in can return it again.
-///
-/// Operations report refusals as ``APIError`` with the contract's statuses and texts.
-final class ChatStore: Sendable {
-    struct State: Sendable {
-        var users: [String: User] = [:]
-        var userOrder: [String] = []
-        /// User ids by ``TextRules/nameKey(_:)`` of their names.
-        var userIDByName: [String: String] = [:]
-        /// User ids by ``User/digest(ofKey:)`` of each of their API keys.
-        var userIDByKey: [String: String] = [:]
-        var rooms: [String: Room] = [:]
-        var roomOrder: [String] = []
-    }
+/// The contract of every change: it checks everything first and throws (the contract's 403,
+/// 404 or 406) before it changes anything; it returns only once the change is durable as the
+/// store promises (committed, for SQLite); when it cannot be saved it throws
+/// ``APIError/notSaved`` (500) and changes nothing. A read that fails in the store throws
+/// ``APIError/storeFailed`` (500). Stores are called from many request threads at once.
+protocol ChatStore: AnyObject, Sendable {
+    /// The last API key each user presented or was given, in memory only (never stored).
+    var rememberedKeys: RememberedAPIKeys { get }
 
-    let state: Mutex<State>
-    /// The last API key each user presented or was given, by user id: memory only, never
-    /// saved, and kept apart from ``state`` so that remembering a key never races with a change
-    /// (a key here may have been revoked since; ``knownKey(userID:)`` checks).
-    let knownKeys = Mutex<[String: String]>([:])
-    let persistence: StorePersistence?
-    /// Held for the whole of a change with a data directory (copy, save, publish), so that
-    /// changes are saved one at a time, in order.
-    private let writer = Mutex<Void>(())
+    // MARK: Users
 
-    /// Creates a store, loading what the data directory holds. A data file of an older format
-    /// (1: an API key in plain text per user; 2: one key digest per user) is rewritten at once
-    /// in the current one.
-    /// - Parameter dataDirectory: where to keep the data; `nil` (memory only) by default.
-    /// - Throws: ``StorePersistence/Failure`` when the directory or its data file cannot be read,
-    ///   or an old data file cannot be rewritten.
-    init(dataDirectory: URL? = nil) throws {
-        let persistence = try dataDirectory.map { try StorePersistence(directory: $0) }
-        var state = State()
-        if let snapshot = try persistence?.load() {
-            state = Self.state(from: snapshot)
-            if snapshot.format < Snapshot.currentFormat { try persistence?.save(Self.snapshot(of: state)) }
-        }
-        self.persistence = persistence
-        self.state = Mutex(state)
-    }
+    /// Whether a user has this name (compared as ``TextRules/nameKey(_:)``).
+    func nameIsTaken(_ name: String) throws(APIError) -> Bool
+    /// Adds a user.
+    /// - Throws: 406 when a user has its name (compared as ``TextRules/nameKey(_:)``); 500.
+    func insert(_ user: StoredUser) throws(APIError)
+    /// The user with this id, or `nil`.
+    func user(id: String) throws(APIError) -> StoredUser?
+    /// The first user (in sign-up order) with this name, compared as ``TextRules/nameKey(_:)``.
+    func user(named name: String) throws(APIError) -> StoredUser?
+    /// The user holding an API key with this ``StoredUser/digest(ofKey:)``, or `nil`.
+    func user(keyDigest: String) throws(APIError) -> StoredUser?
+    /// Every user, in sign-up order.
+    func allUsers() throws(APIError) -> [StoredUser]
+    /// Gives a user one more API key; beyond ``StoredUser/maxAPIKeys`` the oldest is retired.
+    /// - Throws: 404 when there is no such user; 500.
+    func addKeyDigest(_ digest: String, userID: String) throws(APIError)
+    /// Retires one API key of a user (`digest`), or all of them (`nil`).
+    /// - Throws: 404 when there is no such user; 500.
+    func removeKeyDigests(_ digest: String?, userID: String) throws(APIError)
 
-    /// Rebuilds the state and its indexes from a snapshot, skipping inconsistent entries.
-    /// Users whose names became equal under the current rules (`Alice` and `alice` from an
-    /// older server) are all kept; the name finds the first of them.
-    static func state(from snapshot: Snapshot) -> State {
-        var state = State()
-        for user in snapshot.users where state.users[user.id] == nil {
-            state.users[user.id] = user
-            state.userOrder.append(user.id)
-            let key = TextRules.nameKey(user.name)
-            if state.userIDByName[key] == nil { state.userIDByName[key] = user.id }
-            for digest in user.apiKeyDigests { state.userIDByKey[digest] = user.id }
-        }
-        for var room in snapshot.rooms where state.rooms[room.id] == nil {
-            var seen = Set<String>()
-            room.chatterIDs = room.chatterIDs.filter { state.users[$0] != nil && seen.insert($0).inserted }
-            room.reindex()
-            state.rooms[room.id] = room
-            state.roomOrder.append(room.id)
-        }
-        return state
-    }
+    // MARK: Rooms and messages
 
-    /// Everything in `state`, for the data file.
-    static func snapshot(of state: State) -> Snapshot {
-        let users = state.userOrder.compactMap { state.users[$0] }
-        let rooms = state.roomOrder.compactMap { state.rooms[$0] }
-        return Snapshot(format: Snapshot.currentFormat, users: users, rooms: rooms)
-    }
-
-    /// Applies one change to the state, saving it first when the store has a data directory.
-    ///
-    /// With a data directory the change is made on a copy of the state, which replaces the
-    /// state only once it is saved; the copy shares its storage with the state until `body`
-    /// writes, so a write copies what it touches (a post copies its room's messages, and the
-    /// save then encodes the whole store). Without one the change is made in place, under the
-    /// lock, so that a post costs the same however long the room's history is (copying it
-    /// took about 1.5 ms per post at 10,000 messages in a debug build, in place about 35 µs).
-    /// - Parameter body: the change. It must check everything before it writes, and throw (if
-    ///   it throws) before its first write: every change of the store does, so what it throws
-    ///   leaves the state as it was.
-    /// - Returns: what `body` returned.
-    /// - Throws: what `body` threw, or ``APIError/notSaved`` (500) when the data file cannot be
-    ///   written; the change is then not made.
-    func change<Value: Sendable>(_ body: (inout State) throws(APIError) -> Value) throws(APIError) -> Value {
-        guard let persistence else {
-            return try state.withLock { state throws(APIError) in try body(&state) }
-        }
-        return try writer.withLock { _ throws(APIError) in
-            var next = state.withLock { $0 }
-            let result = try body(&next)
-            do {
-                try persistence.save(Self.snapshot(of: next))
-            } catch {
-                FileHandle.standardError.write(Data("chatcave: \(error); the change was not made\n".utf8))
-                throw .notSaved
-            }
-            state.withLock { $0 = next }
-            return result
-        }
-    }
+    /// Every room, in creation order.
+    func rooms() throws(APIError) -> [APIRepresentation.Room]
+    /// One room.
+    /// - Throws: 404 when there is no such room.
+    func room(id: String) throws(APIError) -> APIRepresentation.Room
+    /// Creates a room.
+    /// - Throws: 406 for an invalid name or one that another room has; 500.
+    func createRoom(named rawName: String?) throws(APIError) -> APIRepresentation.Room
+    /// Deletes one room and its messages.
+    /// - Throws: 404 when there is no such room; 406 while it has chatters; 500.
+    func deleteRoom(id: String) throws(APIError)
+    /// Adds `userID` to a room with a `join` message; joining again changes nothing.
+    /// - Returns: the members after joining.
+    /// - Throws: 404 for an unknown room or user; 403 when `userID` is not `requesterID`; 500.
+    func join(roomID: String, userID: String, requesterID: String) throws(APIError) -> [APIRepresentation.Chatter]
+    /// Removes `userID` from a room with a `leave` message.
+    /// - Throws: 404 for an unknown room or user, or a user not in the room; 403 when `userID`
+    ///   is not `requesterID`; 500.
+    func leave(roomID: String, userID: String, requesterID: String) throws(APIError)
+    /// The messages of a room in posting order: all of them, or those after the message `since`
+    /// (all of them when `since` is `nil` or not a message of this room).
+    /// - Throws: 404 when there is no such room.
+    func messages(roomID: String, since: String?) throws(APIError) -> [APIRepresentation.Message]
+    /// Posts a chat line as `authorID`.
+    /// - Throws: 404 for an unknown room; 406 when the author is not a member or the text is
+    ///   refused by ``TextRules/messageText(_:)``; 500.
+    func post(roomID: String, authorID: String, text: String?) throws(APIError) -> APIRepresentation.Message
 }

@@ -21,7 +21,7 @@ final class CredentialVerifier: Sendable {
     /// Who a request's credentials belong to, and how they were shown.
     struct Authentication: Sendable {
         /// The user.
-        let user: ChatStore.User
+        let user: StoredUser
         /// The API key the request presented as `X-Magic-Auth`; `nil` for Basic credentials.
         let apiKey: String?
     }
@@ -31,7 +31,7 @@ final class CredentialVerifier: Sendable {
         var passwordHash: String
     }
 
-    private let store: ChatStore
+    private let store: any ChatStore
     private let iterations: Int
     private let dummyHash: String
     private let cacheKey: [UInt8]
@@ -46,7 +46,7 @@ final class CredentialVerifier: Sendable {
     ///   - store: where users are looked up.
     ///   - iterations: the PBKDF2 iteration count of new hashes.
     ///   - limits: the hashing pool's size, the failure limits and the sign-up rate.
-    init(store: ChatStore, iterations: Int, limits: ChatCaveServer.PasswordLimits) {
+    init(store: any ChatStore, iterations: Int, limits: ChatCaveServer.PasswordLimits) {
         self.store = store
         self.iterations = iterations
         self.pool = HashingPool(concurrency: limits.concurrentHashes, queueLimit: limits.queuedHashes,
@@ -77,7 +77,7 @@ final class CredentialVerifier: Sendable {
     /// The user with this name and password, or `nil`; takes as long for an unknown name.
     /// The check is throttled for the name and the request's client address.
     /// - Throws: 429 while the attempt is locked out; 503 when the pool is full.
-    func user(named name: String, password: String, from request: APIRequest) throws(APIError) -> ChatStore.User? {
+    func user(named name: String, password: String, from request: APIRequest) throws(APIError) -> StoredUser? {
         let attempt = LoginThrottle.Attempt(name: name, addressBytes: request.peerAddress)
         try checkThrottle(attempt)
         return try verify(name: name, password: password, attempt: attempt)
@@ -92,8 +92,8 @@ final class CredentialVerifier: Sendable {
     }
 
     /// Checks a password in the pool and counts the failure or the success of `attempt`.
-    private func verify(name: String, password: String, attempt: LoginThrottle.Attempt) throws(APIError) -> ChatStore.User? {
-        let found = store.user(named: name)
+    private func verify(name: String, password: String, attempt: LoginThrottle.Attempt) throws(APIError) -> StoredUser? {
+        let found = try store.user(named: name)
         let matches = try pool.run(for: found == nil ? .other : .signIn) {
             PasswordHashing.verify(password, against: found?.passwordHash ?? dummyHash)
         }
@@ -110,7 +110,7 @@ final class CredentialVerifier: Sendable {
     /// - Throws: 429 while the Basic attempt is locked out; 503 when the pool is full.
     func authenticate(_ request: APIRequest) throws(APIError) -> Authentication? {
         if let key = request.header("X-Magic-Auth")?.trimmingCharacters(in: .whitespaces), !key.isEmpty,
-           let user = store.user(apiKey: key) {
+           let user = try store.user(apiKey: key) {
             return Authentication(user: user, apiKey: key)
         }
         guard let authorization = request.header("Authorization"),
@@ -121,7 +121,7 @@ final class CredentialVerifier: Sendable {
         let attempt = LoginThrottle.Attempt(name: name, addressBytes: request.peerAddress)
         try checkThrottle(attempt)
         let digest = rememberedKey(name: name, password: password)
-        if let remembered = verified.withLock({ $0[digest] }), let user = store.user(id: remembered.userID),
+        if let remembered = verified.withLock({ $0[digest] }), let user = try store.user(id: remembered.userID),
            user.passwordHash == remembered.passwordHash, TextRules.nameKey(user.name) == TextRules.nameKey(name) {
             throttle.withLock { $0.recordSuccess(attempt, now: .now) }
             return Authentication(user: user, apiKey: nil)

@@ -4,9 +4,9 @@ import Testing
 
 @Suite("ChatCave server: authentication", .ownThread)
 struct ServerAuthenticationTests {
-    @Test("a request without credentials gets 401, an empty body and the exact realm")
-    func challenge() throws {
-        let fixture = try ServerFixture()
+    @Test("a request without credentials gets 401, an empty body and the exact realm", arguments: StoreKind.allCases)
+    func challenge(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         for (method, target) in [("GET", "/rooms"), ("GET", "/users"), ("POST", "/rooms"), ("DELETE", "/account"),
                                  ("GET", "/rooms/x/messages")] {
             let response = try fixture.send(method, target)
@@ -16,17 +16,17 @@ struct ServerAuthenticationTests {
         }
     }
 
-    @Test("X-Magic-Auth with the key from sign-up authenticates; a wrong key does not")
-    func apiKey() throws {
-        let fixture = try ServerFixture()
+    @Test("X-Magic-Auth with the key from sign-up authenticates; a wrong key does not", arguments: StoreKind.allCases)
+    func apiKey(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).status == 200)
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic("not-a-key")).status == 401)
     }
 
-    @Test("Basic credentials authenticate, repeatedly; a wrong password or name gets 401")
-    func basic() throws {
-        let fixture = try ServerFixture()
+    @Test("Basic credentials authenticate, repeatedly; a wrong password or name gets 401", arguments: StoreKind.allCases)
+    func basic(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         _ = try fixture.signUp("alice", password: "s3cret")
         for _ in 0..<3 {
             #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.basic("alice", "s3cret")).status == 200)
@@ -39,9 +39,9 @@ struct ServerAuthenticationTests {
         #expect(try fixture.send("GET", "/rooms", headers: [("Authorization", "Bearer abc")]).status == 401)
     }
 
-    @Test("the open routes need no credentials: GET /, sign-up and sign-in")
-    func openRoutes() throws {
-        let fixture = try ServerFixture()
+    @Test("the open routes need no credentials: GET /, sign-up and sign-in", arguments: StoreKind.allCases)
+    func openRoutes(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let root = try fixture.send("GET", "/")
         #expect(root.status == 200)
         #expect(try root.object()["name"] as? String == "ChatCave")
@@ -53,9 +53,9 @@ struct ServerAuthenticationTests {
         #expect(try signIn.object()["apiKey"] as? String != nil)
     }
 
-    @Test("sign-in: 201 with the user's key, 401 with the contract's text, 406 for an empty field")
-    func signIn() throws {
-        let fixture = try ServerFixture()
+    @Test("sign-in: 201 with the user's key, 401 with the contract's text, 406 for an empty field", arguments: StoreKind.allCases)
+    func signIn(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice", password: "pw")
         let good = try fixture.send("PUT", "/account", json: #"{"user": {"name": "alice", "password": "pw"}}"#)
         #expect(good.status == 201)
@@ -70,9 +70,9 @@ struct ServerAuthenticationTests {
         #expect(try fixture.send("PUT", "/account", form: "user%5Bpassword%5D=pw").status == 406)
     }
 
-    @Test("sign-out retires the key: 200 {}, then the old key gets 401 and sign-in returns a new one")
-    func signOut() throws {
-        let fixture = try ServerFixture()
+    @Test("sign-out retires the key: 200 {}, then the old key gets 401 and sign-in returns a new one", arguments: StoreKind.allCases)
+    func signOut(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice", password: "pw")
         let out = try fixture.send("DELETE", "/account", headers: ServerFixture.magic(alice.key))
         #expect(out.status == 200)
@@ -84,9 +84,9 @@ struct ServerAuthenticationTests {
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic(key)).status == 200)
     }
 
-    @Test("revoking a key in-process makes it fail; Basic still works")
-    func revocation() throws {
-        let fixture = try ServerFixture()
+    @Test("revoking a key in-process makes it fail; Basic still works", arguments: StoreKind.allCases)
+    func revocation(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let bob = try fixture.signUp("bob", password: "pw")
         #expect(fixture.server.revokeAPIKey(forUserNamed: "bob"))
         #expect(!fixture.server.revokeAPIKey(forUserNamed: "nobody"))
@@ -95,9 +95,9 @@ struct ServerAuthenticationTests {
         #expect(fixture.server.responsesByStatus[401] == 1)
     }
 
-    @Test("the key of a user is shown only to that user")
-    func keysStayPrivate() throws {
-        let fixture = try ServerFixture()
+    @Test("the key of a user is shown only to that user", arguments: StoreKind.allCases)
+    func keysStayPrivate(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let bob = try fixture.signUp("bob")
         let users = try fixture.send("GET", "/users", headers: ServerFixture.magic(alice.key)).array()
@@ -111,9 +111,9 @@ struct ServerAuthenticationTests {
         #expect(try fixture.send("GET", "/users/nobody", headers: ServerFixture.magic(alice.key)).status == 404)
     }
 
-    @Test("L12 a form POST with Basic credentials and Sec-Fetch-Site: cross-site gets 403; the same without those fields still works")
-    func crossSiteRequests() throws {
-        let fixture = try ServerFixture()
+    @Test("L12 a form POST with Basic credentials and Sec-Fetch-Site: cross-site gets 403; the same without those fields still works", arguments: StoreKind.allCases)
+    func crossSiteRequests(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         _ = try fixture.signUp("alice", password: "pw")
         let basic = ServerFixture.basic("alice", "pw")
         let browserFields: [[(String, String)]] = [

@@ -1,19 +1,40 @@
-import ChatCaveServer
+@testable import ChatCaveServer
 import Foundation
 
 /// A reference server on a free loopback port (with cheap password hashing), and helpers
 /// that speak the contract through ``RawHTTP``.
 final class ServerFixture {
     let server: ChatCaveServer
+    /// The temporary data directory the fixture made for an SQLite store, removed at the end.
+    private let ownDirectory: URL?
 
+    /// A server on `dataDirectory` (SQLite), or in memory without one.
     init(dataDirectory: URL? = nil, passwordIterations: Int = 1_000,
          passwordLimits: ChatCaveServer.PasswordLimits = .init()) throws {
         server = try ChatCaveServer(port: 0, configuration: .init(dataDirectory: dataDirectory, passwordIterations: passwordIterations,
                                                                   passwordLimits: passwordLimits))
+        ownDirectory = nil
+    }
+
+    /// A server on a new, empty store of this kind (SQLite in a temporary directory, removed at
+    /// the end).
+    init(store kind: StoreKind, passwordIterations: Int = 1_000) throws {
+        let (store, directory) = try kind.makeStore()
+        ownDirectory = directory
+        server = try ChatCaveServer(host: "127.0.0.1", port: 0, configuration: .init(passwordIterations: passwordIterations),
+                                    store: store)
+    }
+
+    /// A server on a store the test prepared.
+    init(store: any ChatStore, passwordIterations: Int = 1_000) throws {
+        ownDirectory = nil
+        server = try ChatCaveServer(host: "127.0.0.1", port: 0, configuration: .init(passwordIterations: passwordIterations),
+                                    store: store)
     }
 
     deinit {
         server.shutdown()
+        if let ownDirectory { try? FileManager.default.removeItem(at: ownDirectory) }
     }
 
     /// Sends one request on a new connection, from the loopback address `source` (127.0.0.1 by default).

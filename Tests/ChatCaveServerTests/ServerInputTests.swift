@@ -5,9 +5,9 @@ import Testing
 
 @Suite("ChatCave server: bodies and malformed input", .ownThread)
 struct ServerInputTests {
-    @Test("form bodies: bracketed keys, percent escapes and + as a space")
-    func formBodies() throws {
-        let fixture = try ServerFixture()
+    @Test("form bodies: bracketed keys, percent escapes and + as a space", arguments: StoreKind.allCases)
+    func formBodies(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let response = try fixture.send("POST", "/users", form: "user%5Bname%5D=J%C3%BCrgen+M&user[password]=p%26w%3D")
         #expect(response.status == 201)
         #expect(try response.object()["name"] as? String == "Jürgen M")
@@ -15,18 +15,18 @@ struct ServerInputTests {
         #expect(signIn.status == 201)
     }
 
-    @Test("JSON bodies of the same nested shape, with or without a Content-Type")
-    func jsonBodies() throws {
-        let fixture = try ServerFixture()
+    @Test("JSON bodies of the same nested shape, with or without a Content-Type", arguments: StoreKind.allCases)
+    func jsonBodies(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         #expect(try fixture.send("POST", "/users", json: #"{"user": {"name": "alice", "password": "pw"}}"#).status == 201)
         let untyped = try fixture.send("POST", "/users", body: Array(#"{"user":{"name":"bob","password":"pw"}}"#.utf8))
         #expect(untyped.status == 201)
         #expect(try untyped.object()["name"] as? String == "bob")
     }
 
-    @Test("malformed bodies get a JSON 400 and the server goes on serving")
-    func malformedBodies() throws {
-        let fixture = try ServerFixture()
+    @Test("malformed bodies get a JSON 400 and the server goes on serving", arguments: StoreKind.allCases)
+    func malformedBodies(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let cases: [(String, [(String, String)], String)] = [
             ("not JSON", [("Content-Type", "application/json")], #"{"user": {"name": "#),
             ("a JSON array", [("Content-Type", "application/json")], "[1, 2]"),
@@ -44,9 +44,9 @@ struct ServerInputTests {
         _ = try fixture.signUp("alice")
     }
 
-    @Test("M5 message text with C0, C1, bidi or other format characters gets 406; newlines, tabs and emoji joiners pass")
-    func messageControlCharacters() throws {
-        let fixture = try ServerFixture()
+    @Test("M5 message text with C0, C1, bidi or other format characters gets 406; newlines, tabs and emoji joiners pass", arguments: StoreKind.allCases)
+    func messageControlCharacters(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let (alice, room) = try fixture.signUpInNewRoom("alice", room: "Lobby")
         let refused = ["hello\u{1B}]0;owned\u{07}", "\u{1B}[2J", "fake\rline", "bell\u{07}", "nul\u{00}", "del\u{7F}",
                        "next\u{85}line", "csi\u{9B}2J", "abc\u{202E}cba", "iso\u{2066}late", "mark\u{200F}", "zero\u{200B}width",
@@ -65,9 +65,9 @@ struct ServerInputTests {
         #expect(texts == accepted)
     }
 
-    @Test("M5 user and room names with control, bidi or format characters get 406")
-    func nameControlCharacters() throws {
-        let fixture = try ServerFixture()
+    @Test("M5 user and room names with control, bidi or format characters get 406", arguments: StoreKind.allCases)
+    func nameControlCharacters(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         for name in ["al\u{202E}ecila", "a\u{1B}[31mb", "tab\tname", "c1\u{90}", "lr\u{200E}m", "word\u{2060}joiner", "bob\u{200B}"] {
             let user = try fixture.send("POST", "/users", form: "user%5Bname%5D=\(ServerFixture.formValue(name))&user%5Bpassword%5D=pw")
@@ -81,9 +81,9 @@ struct ServerInputTests {
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic(alice.key)).array().isEmpty)
     }
 
-    @Test("I9 names are NFKC-normalised and unique case-insensitively: Alice after alice is a duplicate")
-    func nameNormalisation() throws {
-        let fixture = try ServerFixture()
+    @Test("I9 names are NFKC-normalised and unique case-insensitively: Alice after alice is a duplicate", arguments: StoreKind.allCases)
+    func nameNormalisation(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice", password: "pw")
         for variant in ["Alice", "ALICE", "ａｌｉｃｅ"] {
             let duplicate = try fixture.send("POST", "/users", form: "user%5Bname%5D=\(ServerFixture.formValue(variant))&user%5Bpassword%5D=pw")
@@ -105,9 +105,9 @@ struct ServerInputTests {
         #expect(try fixture.send("GET", "/users", headers: ServerFixture.magic(alice.key)).array().map { $0["name"] as? String } == ["alice", "fiona"])
     }
 
-    @Test("a malformed request line gets 400, an oversized body 413, and other clients are still served")
-    func malformedRequests() throws {
-        let fixture = try ServerFixture()
+    @Test("a malformed request line gets 400, an oversized body 413, and other clients are still served", arguments: StoreKind.allCases)
+    func malformedRequests(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let broken = try RawHTTP(port: fixture.server.port)
         try broken.write(Array("GARBAGE\r\n\r\n".utf8))
         let badRequest = try broken.readResponse()
@@ -138,9 +138,9 @@ struct ServerInputTests {
         #expect(ContinuousClock.now - started < .seconds(20))
     }
 
-    @Test("random bytes thrown at the server never crash it (fuzz)")
-    func fuzz() throws {
-        let fixture = try ServerFixture()
+    @Test("random bytes thrown at the server never crash it (fuzz)", arguments: StoreKind.allCases)
+    func fuzz(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         var generator = SplitMix(seed: 0xC0FFEE)
         let fragments = ["GET ", "POST ", "PUT ", "/rooms", "/users", "/account", "/messages", "?since=", "%", "%5B",

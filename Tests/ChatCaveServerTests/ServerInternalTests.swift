@@ -142,23 +142,23 @@ struct ServerInternalTests {
         #expect(try HashingPool(concurrency: 1, queueLimit: 0, reserved: 5).run(for: .other) { 7 } == 7, "one place stays open")
     }
 
-    @Test("a user holds at most 16 API keys: a sign-in that adds one beyond retires the oldest")
-    func keyBound() throws {
-        let store = try ChatStore()
+    @Test("a user holds at most 16 API keys: a sign-in that adds one beyond retires the oldest", arguments: StoreKind.allCases)
+    func keyBound(kind: StoreKind) throws {
+        let (store, directory) = try kind.makeStore()
+        defer { directory.map { try? FileManager.default.removeItem(at: $0) } }
         let (user, first) = try store.addUser(name: "alice", passwordHash: "x")
         #expect(try store.signInKey(userID: user.id) == first, "a key known in memory is returned again")
         var keys = [first]
         for _ in 0..<20 {
-            store.knownKeys.withLock { $0.removeAll() }  // as after a restart
+            store.rememberedKeys.forgetAll()  // as after a restart
             keys.append(try store.signInKey(userID: user.id))
         }
         #expect(Set(keys).count == 21)
-        #expect(store.user(id: user.id)?.apiKeyDigests.count == ChatStore.User.maxAPIKeys)
-        #expect(keys.prefix(5).allSatisfy { store.user(apiKey: $0) == nil })
-        #expect(keys.suffix(16).allSatisfy { store.user(apiKey: $0)?.id == user.id })
-        #expect(store.state.withLock { $0.userIDByKey.count } == 16)
+        #expect(try store.user(id: user.id)?.apiKeyDigests.count == StoredUser.maxAPIKeys)
+        #expect(try keys.prefix(5).allSatisfy { try store.user(apiKey: $0) == nil })
+        #expect(try keys.suffix(16).allSatisfy { try store.user(apiKey: $0)?.id == user.id })
         try store.revokeAPIKeys(keys.last, userID: user.id)
-        #expect(store.user(apiKey: keys[20]) == nil && store.user(apiKey: keys[19])?.id == user.id)
+        #expect(try store.user(apiKey: keys[20]) == nil && store.user(apiKey: keys[19])?.id == user.id)
         #expect(try store.signInKey(userID: user.id) == keys[19], "the last key presented is returned")
         #expect(throws: APIError.self) { try store.signInKey(userID: "nobody") }
     }

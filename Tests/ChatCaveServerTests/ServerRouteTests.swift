@@ -4,9 +4,9 @@ import Testing
 
 @Suite("ChatCave server: routes and statuses", .ownThread)
 struct ServerRouteTests {
-    @Test("sign-up: 201 User; 406 for an empty name or password; 406 for a taken name")
-    func signUp() throws {
-        let fixture = try ServerFixture()
+    @Test("sign-up: 201 User; 406 for an empty name or password; 406 for a taken name", arguments: StoreKind.allCases)
+    func signUp(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let created = try fixture.send("POST", "/users", form: "user%5Bname%5D=alice&user%5Bpassword%5D=pw")
         #expect(created.status == 201)
         let user = try created.object()
@@ -21,9 +21,9 @@ struct ServerRouteTests {
         #expect(try fixture.send("POST", "/users").status == 406)
     }
 
-    @Test("rooms: create 201, list 200, fetch 200, 404 with the contract's text, 406 empty or duplicate name")
-    func rooms() throws {
-        let fixture = try ServerFixture()
+    @Test("rooms: create 201, list 200, fetch 200, 404 with the contract's text, 406 empty or duplicate name", arguments: StoreKind.allCases)
+    func rooms(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let auth = ServerFixture.magic(alice.key)
         let created = try fixture.send("POST", "/rooms", auth: auth, json: #"{"room": {"name": "Lobby"}}"#)
@@ -46,9 +46,9 @@ struct ServerRouteTests {
         #expect(missing.header("Content-Type")?.hasPrefix("application/json") == true)
     }
 
-    @Test("delete: 302 to /rooms, only that room goes; 404 unknown; 406 while it has chatters")
-    func deleteRoom() throws {
-        let fixture = try ServerFixture()
+    @Test("delete: 302 to /rooms, only that room goes; 404 unknown; 406 while it has chatters", arguments: StoreKind.allCases)
+    func deleteRoom(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let auth = ServerFixture.magic(alice.key)
         let first = try fixture.createRoom("One", key: alice.key)
@@ -64,9 +64,9 @@ struct ServerRouteTests {
         #expect(occupied.errorText?.contains("still has chatters") == true)
     }
 
-    @Test("join: 201 {users}, a join message once; 404 unknown room or user; 403 for someone else")
-    func join() throws {
-        let fixture = try ServerFixture()
+    @Test("join: 201 {users}, a join message once; 404 unknown room or user; 403 for someone else", arguments: StoreKind.allCases)
+    func join(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let bob = try fixture.signUp("bob")
         let room = try fixture.createRoom("Lobby", key: alice.key)
@@ -93,9 +93,9 @@ struct ServerRouteTests {
         #expect((fetched["chatters"] as? [[String: Any]])?.first?["id"] as? String == alice.id)
     }
 
-    @Test("leave: 200 {} and a leave message; 404 when not in the room; 403 for someone else")
-    func leave() throws {
-        let fixture = try ServerFixture()
+    @Test("leave: 200 {} and a leave message; 404 when not in the room; 403 for someone else", arguments: StoreKind.allCases)
+    func leave(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let bob = try fixture.signUp("bob")
         let room = try fixture.createRoom("Lobby", key: alice.key)
@@ -113,9 +113,9 @@ struct ServerRouteTests {
         #expect(types == ["join alice", "join bob", "leave bob"])
     }
 
-    @Test("messages: 201 with Location; in order; since returns only later ones; unknown since returns all")
-    func messages() throws {
-        let fixture = try ServerFixture()
+    @Test("messages: 201 with Location; in order; since returns only later ones; unknown since returns all", arguments: StoreKind.allCases)
+    func messages(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let (alice, room) = try fixture.signUpInNewRoom("alice", room: "Lobby")
         let auth = ServerFixture.magic(alice.key)
         let posted = try fixture.send("POST", "/rooms/\(room)/messages", auth: auth,
@@ -140,9 +140,9 @@ struct ServerRouteTests {
         #expect(try fixture.send("GET", "/rooms/nope/messages", headers: auth).status == 404)
     }
 
-    @Test("posting: 404 to an unknown room, 406 when not a member, 406 for an empty text")
-    func postingRefusals() throws {
-        let fixture = try ServerFixture()
+    @Test("posting: 404 to an unknown room, 406 when not a member, 406 for an empty text", arguments: StoreKind.allCases)
+    func postingRefusals(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let bob = try fixture.signUp("bob")
         let room = try fixture.createRoom("Lobby", key: alice.key)
@@ -154,9 +154,9 @@ struct ServerRouteTests {
         #expect(try fixture.send("POST", "/rooms/\(room)/messages", auth: ServerFixture.magic(alice.key), form: "message%5Btext%5D=").status == 406)
     }
 
-    @Test("unknown paths get a JSON 404; a known path with another method gets 405 with Allow")
-    func unknownRoutes() throws {
-        let fixture = try ServerFixture()
+    @Test("unknown paths get a JSON 404; a known path with another method gets 405 with Allow", arguments: StoreKind.allCases)
+    func unknownRoutes(store: StoreKind) throws {
+        let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
         let missing = try fixture.send("GET", "/nowhere/at/all", headers: ServerFixture.magic(alice.key))
         #expect(missing.status == 404)

@@ -1,7 +1,5 @@
-import Foundation
-
-/// Rooms, members and messages.
-extension ChatStore {
+/// Rooms, members and messages, in memory.
+extension MemoryChatStore {
     /// Every room, in creation order.
     func rooms() -> [APIRepresentation.Room] {
         state.withLock { state in state.roomOrder.compactMap { state.rooms[$0].map { Self.view($0, state) } } }
@@ -15,7 +13,7 @@ extension ChatStore {
     func createRoom(named rawName: String?) throws(APIError) -> APIRepresentation.Room {
         let name = try TextRules.name(rawName, what: "Room name")
         let key = TextRules.nameKey(name)
-        let room = Room(id: UUID().uuidString.lowercased(), name: name)
+        let room = Room(id: UUIDText.make(), name: name)
         try change { state throws(APIError) in
             guard !state.rooms.values.contains(where: { TextRules.nameKey($0.name) == key }) else {
                 throw .rejected("A room named '\(name)' already exists")
@@ -46,12 +44,6 @@ extension ChatStore {
         }
     }
 
-    /// The members of a room, in the order they joined.
-    /// - Throws: 404 when there is no such room.
-    func chatters(roomID: String) throws(APIError) -> [APIRepresentation.Chatter] {
-        try room(id: roomID).chatters
-    }
-
     /// Adds a user to a room and posts a `join` message; joining again changes nothing.
     /// - Parameters:
     ///   - roomID: the room.
@@ -65,13 +57,11 @@ extension ChatStore {
             try Self.requireRoom(roomID, state)
             let user = try Self.existingUser(userID, state)
             guard user.id == requesterID else { throw .forbidden("You can only join a room as yourself") }
-            // The room is changed through `state.rooms`, never through a local copy of it: without a
-            // data directory its messages are then not copied at all; with one they are copied once,
-            // because `change` works on a copy of the state.
+            // The room is changed through `state.rooms`, never through a local copy of it, so that
+            // its messages are not copied.
             if state.rooms[roomID]?.chatterIDs.contains(user.id) == true { return Self.members(roomID, state) }
             state.rooms[roomID]?.chatterIDs.append(user.id)
-            state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "join", text: nil, authorID: user.id,
-                                                author: user.name, timestamp: ServerTimestamp.now()))
+            state.rooms[roomID]?.append(.new("join", by: user))
             return Self.members(roomID, state)
         }
     }
@@ -88,8 +78,7 @@ extension ChatStore {
                 throw .notFound("User \(user.name) is not in this chatroom")
             }
             state.rooms[roomID]?.chatterIDs.remove(at: position)
-            state.rooms[roomID]?.append(Message(id: UUID().uuidString.lowercased(), type: "leave", text: nil, authorID: user.id,
-                                                author: user.name, timestamp: ServerTimestamp.now()))
+            state.rooms[roomID]?.append(.new("leave", by: user))
         }
     }
 
@@ -112,15 +101,14 @@ extension ChatStore {
     ///   empty, too long or holds control or format characters (see ``TextRules``); 500 when
     ///   the change cannot be saved.
     func post(roomID: String, authorID: String, text: String?) throws(APIError) -> APIRepresentation.Message {
-        let message = try change { state throws(APIError) -> Message in
+        let message = try change { state throws(APIError) -> StoredMessage in
             try Self.requireRoom(roomID, state)
             let author = try Self.existingUser(authorID, state)
             guard state.rooms[roomID]?.chatterIDs.contains(author.id) == true else {
                 throw .rejected("User \(author.name) is not a member of this chatroom")
             }
             let text = try TextRules.messageText(text)
-            let message = Message(id: UUID().uuidString.lowercased(), type: "chat", text: text, authorID: author.id,
-                                  author: author.name, timestamp: ServerTimestamp.now())
+            let message = StoredMessage.new("chat", text: text, by: author)
             state.rooms[roomID]?.append(message)
             return message
         }
@@ -144,7 +132,7 @@ extension ChatStore {
         }
     }
 
-    private static func existingUser(_ id: String, _ state: State) throws(APIError) -> User {
+    private static func existingUser(_ id: String, _ state: State) throws(APIError) -> StoredUser {
         guard let user = state.users[id] else { throw .notFound("No user exists with ID '\(id.prefix(100))'") }
         return user
     }
