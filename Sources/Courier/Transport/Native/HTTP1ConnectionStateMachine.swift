@@ -163,7 +163,7 @@ struct HTTP1ConnectionStateMachine {
     /// The pool gives the idle connection a request to send.
     mutating func requestStarted(_ request: Request, at now: UInt64) -> Action {
         guard state == .idle else {
-            return .fail(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
+            return failRequest(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
         }
         begin(request, written: 0, at: now)
         return .send(timerAt: now &+ request.timeoutNanoseconds)
@@ -174,7 +174,7 @@ struct HTTP1ConnectionStateMachine {
     /// failed write is reported next, as ``writeFailed(_:)``.
     mutating func requestAdopted(_ request: Request, written: Int, at startedAt: UInt64) -> Action {
         guard state == .idle else {
-            return .fail(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
+            return failRequest(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
         }
         begin(request, written: written, at: startedAt)
         return .send(timerAt: startedAt &+ request.timeoutNanoseconds)
