@@ -8,7 +8,7 @@ extension HTTP1ClientConnection {
         let now = EventLoop.now()
         self.exchange = exchange
         exchange.run(on: self, since: now)
-        perform(machine.requestStarted(HTTP1ConnectionStateMachine.Request(exchange), at: now))
+        perform(machine.requestStarted(exchange.connectionRequest, at: now))
     }
 
     /// Takes over a request that a caller sent directly on this idle connection.
@@ -17,8 +17,7 @@ extension HTTP1ClientConnection {
         // The caller took the connection as soon as it made the request, and wrote it at once.
         exchange.run(on: self, since: exchange.timeline.created)
         if request.written == exchange.wire.count { exchange.timeline.recordRequestWritten(at: request.startedAt) }
-        let action = machine.requestAdopted(HTTP1ConnectionStateMachine.Request(exchange), written: request.written,
-                                            at: request.startedAt)
+        let action = machine.requestAdopted(exchange.connectionRequest, written: request.written, at: request.startedAt)
         guard let error = request.error, case .send(let timerAt) = action else {
             perform(action)
             return

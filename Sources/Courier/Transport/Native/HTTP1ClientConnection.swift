@@ -15,9 +15,13 @@ import Foundation
 /// callbacks reach it through its own ``LoopBound``. Once closed it is never used again; the
 /// pool opens a new one.
 final class HTTP1ClientConnection {
+    /// The origin it connects to.
     let key: NativePoolKey
+    /// The loop that owns it.
     let loop: EventLoop
+    /// The transport's settings.
     let settings: NativeSettings
+    /// The TLS configuration, for `https`; `nil` for plain HTTP.
     let tlsContext: TLSContext?
 
     /// The pool that owns the connection; cleared when it closes.
@@ -35,8 +39,11 @@ final class HTTP1ClientConnection {
     var machine: HTTP1ConnectionStateMachine
     /// When it resolved, connected and shook hands, for the metrics of its first exchange.
     var timeline = ConnectionTimeline()
+    /// The connected socket, once the connector handed it over; `nil` after closing.
     var socket: Socket?
+    /// The TLS session, for `https`.
     var tls: TLSClientSession?
+    /// The epoll interest registered for the socket.
     private var interest = EventLoop.Interest.none
     /// Finds and connects the socket while the machine is connecting.
     var connector: NativeConnector?
@@ -45,11 +52,14 @@ final class HTTP1ClientConnection {
 
     /// The exchange in progress, if any.
     var exchange: NativeExchange?
+    /// The one timer: connect and handshake deadlines, request silence, idle ticks.
     var watchdog: EventLoop.Timer?
+    /// When the watchdog fires; 0 when it is not armed.
     var watchdogDeadline: UInt64 = 0
 
     /// Ciphertext waiting to be written (TLS only).
     var cipherOut: [UInt8] = []
+    /// How much of ``cipherOut`` was written.
     var cipherOffset = 0
 
     /// Creates a connection that is not connected yet; call ``establish()``.
@@ -229,6 +239,7 @@ final class HTTP1ClientConnection {
         return pool
     }
 
+    /// Deregisters the socket from the loop and closes it.
     private func releaseSocket() {
         guard let socket else { return }
         loop.deregister(fd: socket.descriptor)

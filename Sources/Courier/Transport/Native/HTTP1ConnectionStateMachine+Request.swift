@@ -45,16 +45,6 @@ extension HTTP1ConnectionStateMachine {
     }
 }
 
-extension HTTP1ConnectionStateMachine.Request {
-    /// The request of `exchange`, as the machine sees it.
-    init(_ exchange: NativeExchange) {
-        self.init(method: exchange.request.method.rawValue, url: exchange.request.url,
-                  isIdempotent: exchange.isIdempotent, asksClose: exchange.asksClose,
-                  isRetry: exchange.staleRetries > 0, timeout: exchange.request.timeout,
-                  maxBodySize: exchange.request.maxResponseBodySize, observesBody: exchange.observesBody)
-    }
-}
-
 extension HTTP1ConnectionStateMachine.Configuration {
     /// The configuration of a connection to `origin` with the transport's `settings`.
     init(origin: String, usesTLS: Bool, settings: NativeSettings) {

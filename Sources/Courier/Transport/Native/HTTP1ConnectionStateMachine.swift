@@ -56,7 +56,12 @@ struct HTTP1ConnectionStateMachine {
 
     /// How far the request's bytes got.
     enum WriteState: Equatable {
-        case writing, written, failed
+        /// Bytes remain to be written.
+        case writing
+        /// Every byte was written.
+        case written
+        /// The peer stopped taking bytes before the end.
+        case failed
     }
 
     /// The most interim (1xx) responses accepted before the final one; more fail the request.
@@ -87,7 +92,9 @@ struct HTTP1ConnectionStateMachine {
 
     // The response being read (see +Reading, which sets these and the three above).
 
+    /// Parses response heads (interim and final); it resets itself after each.
     var parser: ResponseHeadParser
+    /// Removes the body's framing (length, chunked, until close).
     var decoder = BodyDecoder(framing: .none)
     /// The final head, once received.
     var head: HTTPResponse.Head?
@@ -257,48 +264,6 @@ struct HTTP1ConnectionStateMachine {
         case .initial, .idle, .closed:
             return .none
         }
-    }
-
-    // MARK: - Closing
-
-    /// Closes the connection: a request on it fails with `error` (a broken socket, a TLS
-    /// failure, the transport shutting down); a connection that never became ready reports that
-    /// it closed while connecting.
-    mutating func close(failing error: HTTPConnectionError? = nil) -> Action {
-        switch state {
-        case .closed:
-            return .none
-        case .busy:
-            return failRequest(error ?? .connectionLost.with(detail: "the connection to \(configuration.origin) closed"))
-        case .idle:
-            state = .closed
-            return .close(establishmentError: nil)
-        case .initial, .connecting, .handshaking:
-            state = .closed
-            return .close(establishmentError: .cannotConnect.with(detail: "closed while connecting to \(configuration.origin)"))
-        }
-    }
-
-    /// Ends the current request with `error`; the connection closes (its state is unknown).
-    mutating func failRequest(_ error: HTTPConnectionError) -> Action {
-        state = .closed
-        return .fail(error)
-    }
-
-    /// The connection ended before any byte of the response: on a reused connection this is a
-    /// stale keep-alive connection, and a request that is safe to repeat goes out once more on a
-    /// fresh one.
-    mutating func closedBeforeResponse(_ error: SocketError?) -> Action {
-        state = .closed
-        guard let request else { return .close(establishmentError: nil) }
-        if isReused, !request.isRetry, request.isIdempotent || bytesSent == 0 {
-            return .retryOnFreshConnection
-        }
-        if isReused {
-            return .fail(.staleConnection.with(
-                detail: "\(configuration.origin) closed the pooled connection; \(request.method) is not safe to repeat", underlying: error))
-        }
-        return .fail(.connectionLost.with(detail: "\(configuration.origin) closed the connection without answering", underlying: error))
     }
 
     /// Records that a response ended; the connection becomes idle when it may be reused.

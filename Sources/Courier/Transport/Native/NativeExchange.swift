@@ -92,6 +92,14 @@ final class NativeExchange {
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
     }
 
+    /// The request as its connection's state machine sees it: values only.
+    var connectionRequest: HTTP1ConnectionStateMachine.Request {
+        HTTP1ConnectionStateMachine.Request(
+            method: request.method.rawValue, url: request.url, isIdempotent: isIdempotent, asksClose: asksClose,
+            isRetry: staleRetries > 0, timeout: request.timeout, maxBodySize: request.maxResponseBodySize,
+            observesBody: observesBody)
+    }
+
     /// Ends the exchange with `outcome`, once; later calls do nothing.
     func finish(_ outcome: Outcome) {
         guard let continuation else {
