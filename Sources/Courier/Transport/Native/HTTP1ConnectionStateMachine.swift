@@ -69,7 +69,7 @@ struct HTTP1ConnectionStateMachine {
 
     /// The connection's fixed settings.
     let configuration: Configuration
-    /// Where the connection is (set here and in +Reading only).
+    /// Where the connection is; set only by the machine's own methods (here, +Reading, +Closing).
     var state = State.initial
     /// Responses completed on this connection; above 0 the connection counts as reused.
     private(set) var completedRequests = 0
