@@ -7,10 +7,9 @@ extension HTTP1ClientConnection {
         do {
             tls = try TLSClientSession(context: context, serverName: key.host, port: key.port)
         } catch {
-            failEstablishment(NativeErrors.tls(error))
+            perform(machine.establishmentFailed(NativeErrors.tls(error)))
             return
         }
-        state = .handshaking
         setInterest(.readable)
         handshakeStep()
     }
@@ -25,17 +24,17 @@ extension HTTP1ClientConnection {
     func readHandshake() {
         guard let context, let socket, let tls else { return }
         let buffer = context.readBuffer
-        for _ in 0..<Self.handshakeReadsPerWakeup where state == .handshaking {
+        for _ in 0..<Self.handshakeReadsPerWakeup where isHandshaking {
             let result: Socket.IOResult
             do {
                 result = try socket.read(into: buffer)
             } catch {
-                failEstablishment(.tlsFailed.with(detail: "the connection to \(key) broke during the TLS handshake", underlying: error))
+                perform(machine.establishmentFailed(.tlsFailed.with(
+                    detail: "the connection to \(key) broke during the TLS handshake", underlying: error)))
                 return
             }
             switch result {
             case .bytes(let count):
-                lastProgress = EventLoop.now()
                 tls.feedCiphertext(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 handshakeStep()
                 if count < buffer.count { return }
@@ -55,16 +54,22 @@ extension HTTP1ClientConnection {
         let outcome = Result { () throws(TLSError) in try tls.handshake() }
         takeCiphertext()
         flush()
-        guard state == .handshaking else { return }
+        guard isHandshaking else { return }
         switch outcome {
         case .success(.complete):
-            becomeReady()
+            perform(machine.handshakeCompleted(at: EventLoop.now()))
             // Application data that arrived with the last handshake flight.
             drainPlaintext()
         case .success(.wantsMoreInput):
             return
         case .failure(let error):
-            failEstablishment(NativeErrors.tls(error))
+            perform(machine.establishmentFailed(NativeErrors.tls(error)))
         }
+    }
+
+    /// Whether the machine is in the TLS handshake.
+    private var isHandshaking: Bool {
+        if case .handshaking = machine.state { return true }
+        return false
     }
 }

@@ -3,27 +3,25 @@ import CourierTLS
 import CourierWire
 import Foundation
 
-/// One HTTP/1.1 connection of the native transport: a non-blocking socket (optionally with a
-/// TLS session) driven by its pool's event loop, carrying one exchange at a time.
+/// One HTTP/1.1 connection of the native transport: the driver of an
+/// ``HTTP1ConnectionStateMachine`` on its pool's event loop.
+///
+/// The machine decides; the connection does the I/O and carries out the machine's actions: it
+/// owns the non-blocking socket (optionally with a TLS session), its epoll interest, the
+/// watchdog timer and the connector, and it hands the exchange in progress its head, body bytes
+/// and outcome. Every event reaches the machine first and its action is performed afterwards.
 ///
 /// Loop-confined: created, used and closed on its pool's loop thread only; timers and resolver
-/// callbacks reach it through its own ``LoopBound``. Its life:
-/// resolving → connecting → (handshaking) → ready (idle or busy with one exchange) → closed.
-/// Once closed it is never used again; the pool opens a new one.
+/// callbacks reach it through its own ``LoopBound``. Once closed it is never used again; the
+/// pool opens a new one.
 final class HTTP1ClientConnection {
-    /// Where the connection is in its life.
-    enum State: Equatable {
-        case initial, connecting, handshaking, ready, closed
-    }
-
-    /// Which part of the response the connection is reading.
-    enum ResponsePhase {
-        case head, body
-    }
-
+    /// The origin it connects to.
     let key: NativePoolKey
+    /// The loop that owns it.
     let loop: EventLoop
+    /// The transport's settings.
     let settings: NativeSettings
+    /// The TLS configuration, for `https`; `nil` for plain HTTP.
     let tlsContext: TLSContext?
 
     /// The pool that owns the connection; cleared when it closes.
@@ -37,48 +35,31 @@ final class HTTP1ClientConnection {
     /// Where callers may send on this connection directly while it is idle (plain HTTP only).
     var slot: NativeDirectSlot?
 
-    var state = State.initial
+    /// The protocol logic: establishment, the request's phases, the response, reuse, timeouts.
+    var machine: HTTP1ConnectionStateMachine
     /// When it resolved, connected and shook hands, for the metrics of its first exchange.
     var timeline = ConnectionTimeline()
+    /// The connected socket, once the connector handed it over; `nil` after closing.
     var socket: Socket?
+    /// The TLS session, for `https`.
     var tls: TLSClientSession?
+    /// The epoll interest registered for the socket.
     private var interest = EventLoop.Interest.none
-    /// Finds and connects the socket while the state is `connecting`.
+    /// Finds and connects the socket while the machine is connecting.
     var connector: NativeConnector?
-    var connectDeadline: UInt64 = 0
+    /// Whether the socket, timer and connector were released (the connection closed).
+    private var tornDown = false
 
     /// The exchange in progress, if any.
     var exchange: NativeExchange?
-    /// Responses completed on this connection; above 0 the connection counts as reused.
-    var completedExchanges = 0
-    /// The last time the exchange made progress: request bytes written, the final response head
-    /// or body payload received (see `readAvailable()`).
-    var lastProgress: UInt64 = 0
+    /// The one timer: connect and handshake deadlines, request silence, idle ticks.
     var watchdog: EventLoop.Timer?
+    /// When the watchdog fires; 0 when it is not armed.
     var watchdogDeadline: UInt64 = 0
 
-    // Response state of the current exchange.
-    var parser: ResponseHeadParser
-    var decoder = BodyDecoder(framing: .none)
-    var contentDecoder: ContentDecoder?
-    var responsePhase = ResponsePhase.head
-    var receivedResponseBytes = false
-    /// Interim (1xx) responses received for the current exchange.
-    var interimResponses = 0
-    /// Body bytes on the wire so far, chunk framing included (counted toward the body limit).
-    var framedBodyBytes = 0
-    var keepAlive = true
-    var closeDelimited = false
-    var declaredLength: Int64?
-
-    // Request writing state of the current exchange.
-    var writeOffset = 0
-    var bodyOffset = 0
-    var bytesSent = 0
-    var writeComplete = true
-    var writeClosed = false
     /// Ciphertext waiting to be written (TLS only).
     var cipherOut: [UInt8] = []
+    /// How much of ``cipherOut`` was written.
     var cipherOffset = 0
 
     /// Creates a connection that is not connected yet; call ``establish()``.
@@ -87,7 +68,8 @@ final class HTTP1ClientConnection {
         self.loop = loop
         self.settings = settings
         self.tlsContext = tlsContext
-        self.parser = ResponseHeadParser(limits: settings.limits)
+        self.machine = HTTP1ConnectionStateMachine(
+            configuration: .init(origin: "\(key)", usesTLS: tlsContext != nil, settings: settings))
         settings.census.connection(1)
     }
 
@@ -95,17 +77,16 @@ final class HTTP1ClientConnection {
         settings.census.connection(-1)
     }
 
-    /// Whether the connection can carry a new exchange.
-    var isIdleAndOpen: Bool { state == .ready && exchange == nil }
-
     // MARK: - Establishing
 
     /// Resolves the host and races its addresses (``NativeConnector``), then connects TLS or
     /// becomes ready. The connect timeout bounds it all.
     func establish() {
-        state = .connecting
-        connectDeadline = EventLoop.now() &+ settings.connectTimeout
-        armWatchdog(deadline: connectDeadline)
+        perform(machine.start(at: EventLoop.now()))
+    }
+
+    /// Starts the connect race.
+    func startConnector() {
         let connector = NativeConnector(key: key, loop: loop, settings: settings)
         self.connector = connector
         connector.start { [self] result in
@@ -121,7 +102,7 @@ final class HTTP1ClientConnection {
             timeline.connectStart = race.connectStart
         }
         connector = nil
-        guard state == .connecting else {
+        guard case .connecting = machine.state else {
             if case .success(let socket) = result { socket.close() }
             return
         }
@@ -130,7 +111,7 @@ final class HTTP1ClientConnection {
         case .success(let connected):
             socket = connected
         case .failure(let error):
-            failEstablishment(error)
+            perform(machine.establishmentFailed(error))
             return
         }
         do {
@@ -139,7 +120,7 @@ final class HTTP1ClientConnection {
             }
         } catch {
             socket.close()
-            failEstablishment(NativeErrors.io(error))
+            perform(machine.establishmentFailed(NativeErrors.io(error)))
             return
         }
         self.socket = socket
@@ -147,21 +128,15 @@ final class HTTP1ClientConnection {
         try? socket.setNoDelay()
         let now = EventLoop.now()
         timeline.connectEnd = now
-        if let tlsContext {
-            timeline.handshakeStart = now
-            startTLS(tlsContext)
-        } else {
-            becomeReady()
-        }
+        if tlsContext != nil { timeline.handshakeStart = now }
+        perform(machine.connected(at: now))
     }
 
     /// The connection is usable: hand it to the pool.
     func becomeReady() {
-        state = .ready
         if tls == nil, pool?.lane != nil, let socket { slot = NativeDirectSlot(descriptor: socket.descriptor) }
         setInterest(.readable)
-        lastProgress = EventLoop.now()
-        if tls != nil { timeline.handshakeEnd = lastProgress }
+        if tls != nil { timeline.handshakeEnd = EventLoop.now() }
         pool?.connectionReady(self)
     }
 
@@ -169,11 +144,11 @@ final class HTTP1ClientConnection {
 
     /// Dispatches a readiness event from the loop.
     private func handle(_ readiness: EventLoop.Readiness) {
-        switch state {
+        switch machine.state {
         case .handshaking:
             if readiness.contains(.writable) { flush() }
-            if state == .handshaking, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
-        case .ready:
+            if case .handshaking = machine.state, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
+        case .idle, .busy:
             if exchange == nil, slot != nil, let pool {
                 // Idle in the loop's eyes: a caller may have sent a request on it directly. If a
                 // caller is sending right now, wait (without readiness) until it says it is done.
@@ -183,7 +158,7 @@ final class HTTP1ClientConnection {
                 }
             }
             if readiness.contains(.writable) { flush() }
-            if state == .ready, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
+            if machine.isEstablished, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
         case .initial, .connecting, .closed:
             break
         }
@@ -191,7 +166,7 @@ final class HTTP1ClientConnection {
 
     /// A caller that was sending on this idle connection is done: handle what the loop saw.
     func resumeAfterWaitingForCaller() {
-        guard state == .ready else { return }
+        guard machine.isEstablished else { return }
         if exchange == nil { setInterest(.readable) }
         handle([.readable])
     }
@@ -203,31 +178,38 @@ final class HTTP1ClientConnection {
             try loop.modify(fd: socket.descriptor, interest: wanted)
             interest = wanted
         } catch {
-            fail(NativeErrors.io(error))
+            perform(machine.close(failing: NativeErrors.io(error)))
         }
     }
 
     // MARK: - Closing
 
-    /// Fails an establishment (resolve, connect, handshake) with `error`.
-    func failEstablishment(_ error: HTTPConnectionError) {
-        guard state != .closed else { return }
-        let pool = tearDown()
-        pool?.connectionClosed(self, establishmentError: error)
+    /// Closes the connection. A TLS session first sends close_notify when `graceful`. A request
+    /// on it fails (the connection to the origin closed).
+    func close(graceful: Bool = false) {
+        let established = machine.isEstablished
+        perform(machine.close(), graceful: graceful && established)
     }
 
-    /// Closes the connection. A TLS session first sends close_notify when `graceful`.
-    func close(graceful: Bool = false) {
-        guard state != .closed else { return }
-        if graceful, state == .ready, let tls, let socket {
+    /// Closes the connection for the pool's shutdown or idle expiry: a request on it fails with
+    /// the transport's shutdown error; a TLS session sends close_notify.
+    func shutDown() {
+        let established = machine.isEstablished
+        perform(machine.close(failing: NativeErrors.shutDown), graceful: established)
+    }
+
+    /// Releases everything the connection holds and tells the pool; `establishmentError` is set
+    /// when it never became ready.
+    func closeConnection(graceful: Bool, establishmentError: HTTPConnectionError?) {
+        guard !tornDown else { return }
+        if graceful, let tls, let socket {
             tls.close()
             if let bytes = tls.takeCiphertext() {
                 _ = bytes.withUnsafeBytes { buffer in Result { () throws(SocketError) in try socket.write(buffer) } }
             }
         }
-        let wasReady = state == .ready
         let pool = tearDown()
-        pool?.connectionClosed(self, establishmentError: wasReady ? nil : .cannotConnect.with(detail: "closed while connecting to \(key)"))
+        pool?.connectionClosed(self, establishmentError: establishmentError)
     }
 
     /// Releases everything the connection holds; returns the pool to notify.
@@ -242,7 +224,7 @@ final class HTTP1ClientConnection {
             }
             pool?.lane?.unpark(slot)
         }
-        state = .closed
+        tornDown = true
         connector?.cancel()
         connector = nil
         releaseSocket()
@@ -250,7 +232,6 @@ final class HTTP1ClientConnection {
         watchdog = nil
         watchdogDeadline = 0
         tls = nil
-        contentDecoder = nil
         cipherOut = []
         selfBound = nil
         let pool = self.pool
@@ -258,6 +239,7 @@ final class HTTP1ClientConnection {
         return pool
     }
 
+    /// Deregisters the socket from the loop and closes it.
     private func releaseSocket() {
         guard let socket else { return }
         loop.deregister(fd: socket.descriptor)

@@ -219,8 +219,7 @@ final class HostPool {
             adopt(pending, on: connection, displacing: nil)
             return
         }
-        if let exchange = connection.detach() { exchange.finish(.failure(NativeErrors.shutDown)) }
-        connection.close(graceful: true)
+        connection.shutDown()
     }
 
     // MARK: - Idle connections

@@ -56,8 +56,6 @@ final class NativeExchange {
     var head: HTTPResponse.Head?
     /// When each phase happened, for metrics; created with the exchange.
     var timeline = ExchangeTimeline(created: EventLoop.now())
-    /// The (decoded) body so far.
-    var body = Data()
     /// Body bytes received on the wire so far (before content decoding).
     var wireBodyBytes = 0
 
@@ -91,7 +89,15 @@ final class NativeExchange {
 
     /// Records that `connection` took the exchange at `time` (after a stale connection, too).
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
-        timeline.assign(at: time, connection: connection.timeline, reused: connection.completedExchanges > 0)
+        timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
+    }
+
+    /// The request as its connection's state machine sees it: values only.
+    var connectionRequest: HTTP1ConnectionStateMachine.Request {
+        HTTP1ConnectionStateMachine.Request(
+            method: request.method.rawValue, url: request.url, isIdempotent: isIdempotent, asksClose: asksClose,
+            isRetry: staleRetries > 0, timeout: request.timeout, maxBodySize: request.maxResponseBodySize,
+            observesBody: observesBody)
     }
 
     /// Ends the exchange with `outcome`, once; later calls do nothing.

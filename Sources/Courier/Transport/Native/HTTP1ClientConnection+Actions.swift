@@ -1,0 +1,84 @@
+import CourierWire
+
+extension HTTP1ClientConnection {
+    /// Carries out what the machine decided. `graceful` lets a closing TLS session send
+    /// close_notify first.
+    func perform(_ action: HTTP1ConnectionStateMachine.Action, graceful: Bool = false) {
+        switch action {
+        case .none:
+            break
+        case .startConnecting(let timerAt):
+            armWatchdog(deadline: timerAt)
+            startConnector()
+        case .startHandshake:
+            if let tlsContext { startTLS(tlsContext) }
+        case .reportReady:
+            becomeReady()
+        case .timeOutConnector:
+            connector?.timeout()  // reports through connectorFinished
+        case .send(let timerAt):
+            armWatchdog(deadline: timerAt)
+            sendRequest()
+        case .requestWritten:
+            exchange?.timeline.recordRequestWritten(at: EventLoop.now())
+            setInterest(.readable)
+        case .watchReadable:
+            setInterest(.readable)
+        case .readAfterWriteFailure(let error):
+            setInterest(.readable)
+            if machine.isEstablished { readAvailable() }
+            perform(machine.writeFailureDrained(error))
+        case .armTimer(let deadline):
+            // Tick at least every horizon, so that once idle again the connection keeps being
+            // checked for requests sent on it directly, without rescheduling per request.
+            let horizon = EventLoop.now() &+ NativeDirectLane.horizon
+            armWatchdog(deadline: slot != nil && machine.isBusy ? min(deadline, horizon) : deadline)
+        case .deliverHead(let head):
+            guard let exchange else { return }
+            exchange.head = head
+            exchange.observer.transportDidReceiveHead(head)
+        case .deliverBody(let bytes, let soFar, let expected):
+            exchange?.observer.transportDidReceiveBody(bytes, bytesSoFar: soFar, expectedTotal: expected)
+        case .complete(let response, let reusable):
+            let exchange = detach()
+            if reusable, let pool {
+                pool.release(self)
+            } else {
+                closeConnection(graceful: false, establishmentError: nil)
+            }
+            exchange?.finish(.success(response))
+        case .fail(let error):
+            let exchange = detach()
+            closeConnection(graceful: graceful, establishmentError: nil)
+            exchange?.finish(.failure(error))
+        case .retryOnFreshConnection:
+            let pool = self.pool
+            let exchange = detach()
+            closeConnection(graceful: false, establishmentError: nil)
+            guard let exchange else { return }
+            exchange.staleRetries = 1
+            if let pool {
+                pool.retryOnFreshConnection(exchange)
+            } else {
+                exchange.finish(.failure(NativeErrors.shutDown))
+            }
+        case .close(let establishmentError):
+            closeConnection(graceful: graceful, establishmentError: establishmentError)
+        }
+    }
+
+    /// Takes the current exchange off the connection, with what its body cost on the wire.
+    func detach() -> NativeExchange? {
+        let current = exchange
+        exchange = nil
+        current?.wireBodyBytes = machine.body.wireBytes
+        return current
+    }
+
+    /// Ends the pool's request `requestID` with `error` if it is the one in progress, and closes
+    /// the connection (its state is unknown then).
+    func abort(requestID: PoolStateMachine.RequestID, with error: HTTPConnectionError) {
+        guard let exchange, exchange.poolID == requestID else { return }
+        perform(machine.cancel(with: error))
+    }
+}

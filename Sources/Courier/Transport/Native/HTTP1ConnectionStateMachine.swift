@@ -1,0 +1,274 @@
+import CourierHTTP1
+import CourierWire
+
+/// One HTTP/1.1 client connection as a pure state machine: every method takes one event and
+/// returns what the driver must do (``Action``).
+///
+/// It does no I/O, owns no timer and holds no reference to the connection, pool or exchange:
+/// the request comes in as values (``Request``), time comes in with the events (monotonic
+/// nanoseconds), and received bytes come in as plaintext buffers. ``HTTP1ClientConnection`` is
+/// its driver on the event loop; the tests drive it with byte strings and a virtual clock.
+///
+/// The rules:
+/// - **Life.** initial → connecting → (handshaking) → idle ⇄ busy → closed. Once closed it stays
+///   closed.
+/// - **One request at a time**, whose life is one ``RequestPhase``: sending → awaiting the head →
+///   receiving the body; done is the connection idle again (reusable) or closed. A response may
+///   begin while the request is still being written (an early `413`): it is read, and the
+///   connection is not reused.
+/// - **Silence, not duration, times a request out.** The final head must arrive within the
+///   timeout of the last written byte, however it trickles and whatever interim responses come
+///   first; in the body only payload bytes count as progress (not chunk framing).
+/// - **Reuse** needs a `keep-alive` response, a body not delimited by the close, the request
+///   written completely, no `Connection: close` from the caller, no bytes after the response, and
+///   a single framing (chunked with `Content-Length` is not trusted twice).
+/// - **Stale connections.** A peer that closes a reused connection before any response byte
+///   makes the request go out once more on a fresh connection, once, when it is idempotent or
+///   none of it was sent; otherwise the request fails with ``HTTPConnectionError/staleConnection``.
+///   On a fresh connection the same close is ``HTTPConnectionError/connectionLost``.
+struct HTTP1ConnectionStateMachine {
+    /// Where the connection is in its life.
+    enum State: Equatable {
+        /// Created; ``start(at:)`` not called yet.
+        case initial
+        /// Resolving and connecting, until the deadline.
+        case connecting(deadline: UInt64)
+        /// Connected; the TLS handshake runs until the deadline.
+        case handshaking(deadline: UInt64)
+        /// Ready, without a request.
+        case idle
+        /// Carrying a request, in the given phase.
+        case busy(RequestPhase)
+        /// Closed for good.
+        case closed
+    }
+
+    /// Where the current request is.
+    enum RequestPhase: Equatable {
+        /// Its bytes are being written; no final response head yet.
+        case sending
+        /// Written (or writing failed); waiting for the final response head.
+        case awaitingHead
+        /// The final head arrived; the body is being read (writing may still go on: an early
+        /// response).
+        case receivingBody
+    }
+
+    /// How far the request's bytes got.
+    enum WriteState: Equatable {
+        /// Bytes remain to be written.
+        case writing
+        /// Every byte was written.
+        case written
+        /// The peer stopped taking bytes before the end.
+        case failed
+    }
+
+    /// The most interim (1xx) responses accepted before the final one; more fail the request.
+    static let maxInterimResponses = 10
+
+    /// The connection's fixed settings.
+    let configuration: Configuration
+    /// Where the connection is; set only by the machine's own methods (here, +Reading, +Closing).
+    var state = State.initial
+    /// Responses completed on this connection; above 0 the connection counts as reused.
+    private(set) var completedRequests = 0
+
+    // The current request. Kept after it ends, until the next one starts, so the driver can
+    // read what it cost (``bytesSent``, ``body``).
+
+    /// The current (or last) request.
+    private(set) var request: Request?
+    /// How far its bytes got.
+    private(set) var write = WriteState.written
+    /// Its bytes written so far (for a plain connection, the offset into its wire form).
+    private(set) var bytesSent = 0
+    /// The last time it made progress: a byte written, the final head, body payload.
+    var lastProgress: UInt64 = 0
+    /// Whether any byte of a response (an interim one included) arrived for it.
+    var receivedResponseBytes = false
+    /// Interim (1xx) responses received for it.
+    var interimResponses = 0
+
+    // The response being read (see +Reading, which sets these and the three above).
+
+    /// Parses response heads (interim and final); it resets itself after each.
+    var parser: ResponseHeadParser
+    /// Removes the body's framing (length, chunked, until close).
+    var decoder = BodyDecoder(framing: .none)
+    /// The final head, once received.
+    var head: HTTPResponse.Head?
+    /// The body so far.
+    var body = HTTP1ResponseBody()
+    /// Body bytes on the wire so far, chunk framing included (counted toward the framed limit).
+    var framedBodyBytes = 0
+    /// Whether the response allows reuse (its own `Connection` and framing).
+    var keepAlive = true
+    /// Whether the body runs until the peer closes.
+    var closeDelimited = false
+
+    /// Creates a machine for a connection that is not connected yet.
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        self.parser = ResponseHeadParser(limits: configuration.limits)
+    }
+
+    /// Whether the connection is ready, with or without a request.
+    var isEstablished: Bool {
+        switch state {
+        case .idle, .busy: return true
+        case .initial, .connecting, .handshaking, .closed: return false
+        }
+    }
+
+    /// Whether the connection is ready and carries no request.
+    var isIdle: Bool { state == .idle }
+    /// Whether the connection carries a request.
+    var isBusy: Bool { if case .busy = state { true } else { false } }
+    /// Whether the connection has completed a response before.
+    var isReused: Bool { completedRequests > 0 }
+    /// Whether request bytes may still be written.
+    var isWriting: Bool { isBusy && write == .writing }
+
+    // MARK: - Establishing
+
+    /// The driver starts resolving and connecting at `now`.
+    mutating func start(at now: UInt64) -> Action {
+        guard state == .initial else { return .none }
+        let deadline = now &+ configuration.connectTimeout
+        state = .connecting(deadline: deadline)
+        return .startConnecting(timerAt: deadline)
+    }
+
+    /// The TCP connect succeeded.
+    mutating func connected(at now: UInt64) -> Action {
+        guard case .connecting(let deadline) = state else { return .none }
+        if configuration.usesTLS {
+            state = .handshaking(deadline: deadline)
+            return .startHandshake
+        }
+        state = .idle
+        return .reportReady
+    }
+
+    /// The TLS handshake completed.
+    mutating func handshakeCompleted(at now: UInt64) -> Action {
+        guard case .handshaking = state else { return .none }
+        state = .idle
+        return .reportReady
+    }
+
+    /// Resolving, connecting or the handshake failed with `error`.
+    mutating func establishmentFailed(_ error: HTTPConnectionError) -> Action {
+        guard state != .closed else { return .none }
+        state = .closed
+        return .close(establishmentError: error)
+    }
+
+    // MARK: - Requests
+
+    /// The pool gives the idle connection a request to send.
+    mutating func requestStarted(_ request: Request, at now: UInt64) -> Action {
+        guard state == .idle else {
+            return failRequest(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
+        }
+        begin(request, written: 0, at: now)
+        return .send(timerAt: now &+ request.timeoutNanoseconds)
+    }
+
+    /// The pool adopts a request that a caller wrote (`written` bytes of it) directly on the idle
+    /// connection at `startedAt` (the direct lane). Its silence counts from then. A caller's
+    /// failed write is reported next, as ``writeFailed(_:)``.
+    mutating func requestAdopted(_ request: Request, written: Int, at startedAt: UInt64) -> Action {
+        guard state == .idle else {
+            return failRequest(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
+        }
+        begin(request, written: written, at: startedAt)
+        return .send(timerAt: startedAt &+ request.timeoutNanoseconds)
+    }
+
+    /// Resets the request state for `request`.
+    private mutating func begin(_ request: Request, written: Int, at now: UInt64) {
+        self.request = request
+        state = .busy(.sending)
+        write = .writing
+        bytesSent = written
+        lastProgress = now
+        receivedResponseBytes = false
+        interimResponses = 0
+        head = nil
+        body = HTTP1ResponseBody()
+        framedBodyBytes = 0
+    }
+
+    /// The task of the current request was cancelled (or the pool aborts it with `error`).
+    /// A cancel that comes after the request ended does nothing.
+    mutating func cancel(with error: HTTPConnectionError) -> Action {
+        guard isBusy else { return .none }
+        return failRequest(error)
+    }
+
+    // MARK: - Writing
+
+    /// `count` request bytes were written at `now`.
+    mutating func bytesWritten(_ count: Int, at now: UInt64) {
+        guard isWriting else { return }
+        bytesSent &+= count
+        lastProgress = now
+    }
+
+    /// Everything pending was written.
+    mutating func allWritten(at now: UInt64) -> Action {
+        guard case .busy(let phase) = state, write == .writing else { return .watchReadable }
+        write = .written
+        if phase == .sending { state = .busy(.awaitingHead) }
+        return .requestWritten
+    }
+
+    /// The peer stopped taking bytes (`EPIPE`, a reset, an orderly close). Whatever it answered
+    /// before is still read; without an answer the request failed.
+    mutating func writeFailed(_ error: SocketError?) -> Action {
+        guard case .busy(let phase) = state else { return close() }
+        write = .failed
+        if phase == .sending { state = .busy(.awaitingHead) }
+        return receivedResponseBytes ? .watchReadable : .readAfterWriteFailure(error)
+    }
+
+    /// The driver read what the socket had after a failed write: a request still without any
+    /// response byte failed (a stale connection's rules apply).
+    mutating func writeFailureDrained(_ error: SocketError?) -> Action {
+        guard isBusy, write == .failed, !receivedResponseBytes else { return .none }
+        return closedBeforeResponse(error)
+    }
+
+    // MARK: - Timers
+
+    /// The timer fired at `now`: a connect, handshake or request past its deadline fails;
+    /// otherwise the timer is armed again for the deadline (progress may have moved it).
+    mutating func timerFired(at now: UInt64) -> Action {
+        switch state {
+        case .connecting(let deadline):
+            return now < deadline ? .armTimer(deadline) : .timeOutConnector
+        case .handshaking(let deadline):
+            if now < deadline { return .armTimer(deadline) }
+            let limit = Duration.nanoseconds(Int64(clamping: configuration.connectTimeout))
+            return establishmentFailed(.timedOut.with(detail: "the TLS handshake with \(configuration.origin) timed out after \(limit)"))
+        case .busy(let phase):
+            guard let request else { return .none }
+            let deadline = lastProgress &+ request.timeoutNanoseconds
+            guard now >= deadline else { return .armTimer(deadline) }
+            let silence = phase == .receivingBody
+                ? "no body bytes came from \(configuration.origin) for \(request.timeout)"
+                : "no complete response head came from \(configuration.origin) within \(request.timeout) of sending"
+            return failRequest(.timedOut.with(detail: silence))
+        case .initial, .idle, .closed:
+            return .none
+        }
+    }
+
+    /// Records that a response ended; the connection becomes idle when it may be reused.
+    mutating func ended(reusable: Bool) {
+        completedRequests += 1
+        state = reusable ? .idle : .closed
+    }
+}
