@@ -65,7 +65,9 @@ struct MetricsTests {
             leaks.watch(port: nginx.port)
             let transport = leaks.native(.init(tls: TLSOptions(trustRoots: .pem(certificates.caPEM))))
             defer { transport.shutdown() }
-            let connection = leaks.track(HTTPConnection(baseURL: nginx.baseURL, configuration: .init(transport: transport)))
+            // No cache: nginx's Last-Modified makes the file heuristically fresh for a moment,
+            // and a cache hit has no transport phases to report.
+            let connection = leaks.track(HTTPConnection(baseURL: nginx.baseURL, configuration: .init(transport: transport, cache: nil)))
 
             let fresh = try #require(try await connection.get("/page.txt").metrics)
             #expect(!fresh.reusedConnection)
