@@ -517,22 +517,6 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(describe(idle.machine.writeFailed(nil)) == "close")
     }
 
-    // MARK: - The direct lane
-
-    @Test("an adopted request counts the caller's bytes and time: its deadline runs from when the caller sent it")
-    func adopted() {
-        var rig = Self.reused()
-        #expect(describe(rig.machine.requestAdopted(Self.get("POST", idempotent: false), written: 30, at: 5)) == "send timer@\(5 + Self.timeout)")
-        #expect(rig.machine.bytesSent == 30 && rig.machine.state == .busy(.sending))
-        #expect(describe(rig.machine.allWritten(at: 6)) == "written")
-        // Bytes were sent: a POST on a stale connection is not repeated.
-        #expect(describe(rig.machine.peerClosed(nil)) == "fail staleConnection")
-        var answered = Self.reused()
-        _ = answered.machine.requestAdopted(Self.get(), written: 30, at: 5)
-        _ = answered.machine.allWritten(at: 6)
-        #expect(answered.read("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nk") == ["head 200", "complete 200 'k' reuse"])
-    }
-
     @Test("a request offered to a connection that is not idle fails, and the connection closes")
     func notIdle() {
         var rig = Rig.ready()
@@ -540,6 +524,6 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(describe(rig.machine.requestStarted(Self.get(), at: 1)) == "fail transportFailed")
         #expect(rig.machine.state == .closed)
         var connecting = Rig()
-        #expect(describe(connecting.machine.requestAdopted(Self.get(), written: 0, at: 1)) == "fail transportFailed")
+        #expect(describe(connecting.machine.requestStarted(Self.get(), at: 1)) == "fail transportFailed")
     }
 }

@@ -259,57 +259,7 @@ struct PoolStateMachineTests {
         #expect(pool.connectionReleased(c(1), at: 5 + Self.idle).connection == .rest(c(1), sweepAt: 5 + 2 * Self.idle))
     }
 
-    // MARK: - Requests sent directly by callers
-
-    @Test("a caller took an idle connection: it is busy with the caller's request")
-    func callerTookIdle() {
-        var pool = machine()
-        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
-        _ = pool.connectionReady(c(1), at: 1)
-        _ = pool.connectionReleased(c(1), at: 2)
-        #expect(pool.callerTook(c(1), request: r(9), displacing: nil, at: 3) == .none)
-        #expect(pool.requests[r(9)] == .active(c(1)) && pool.idleCount == 0)
-        #expect(pool.connectionReleased(c(1), at: 4).connection == .rest(c(1), sweepAt: nil))
-    }
-
-    @Test("race: a caller took the idle connection the loop was handing to a request — that request waits and a connection opens")
-    func callerTookDisplacing() {
-        var pool = machine()
-        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
-        _ = pool.connectionReady(c(1), at: 1)
-        _ = pool.connectionReleased(c(1), at: 2)
-        #expect(pool.requestArrived(r(2), timeout: Self.timeout, at: 3).request == .execute(r(2), on: c(1)))
-        #expect(pool.callerTook(c(1), request: r(9), displacing: (r(2), Self.timeout), at: 3)
-                == .init(request: .wait(r(2), checkAt: 3 + Self.timeout), connection: .open(c(2))))
-        #expect(pool.requests[r(9)] == .active(c(1)))
-        #expect(pool.connectionReady(c(2), at: 4).request == .execute(r(2), on: c(2)))
-    }
-
-    @Test("race: a caller's request found on an idle connection the sweep expired keeps the connection")
-    func callerTookAfterSweep() {
-        var pool = machine()
-        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
-        _ = pool.connectionReady(c(1), at: 1)
-        _ = pool.connectionReleased(c(1), at: 1)
-        // The driver checks each expired connection for a caller's request before it closes it.
-        #expect(pool.sweep(at: 1 + Self.idle).connection == .close([c(1)], sweepAt: nil))
-        #expect(pool.callerTook(c(1), request: r(9), displacing: nil, at: 2 + Self.idle) == .none)
-        #expect(pool.requests[r(9)] == .active(c(1)) && pool.connectionCount == 1)
-        #expect(pool.connectionReleased(c(1), at: 3 + Self.idle).connection == .rest(c(1), sweepAt: 3 + 2 * Self.idle))
-    }
-
     // MARK: - Shutting down
-
-    @Test("after shutdown a caller's request found on a connection fails, and the connection closes")
-    func callerTookAfterShutdown() {
-        var pool = machine()
-        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
-        _ = pool.connectionReady(c(1), at: 1)
-        _ = pool.connectionReleased(c(1), at: 2)
-        #expect(pool.shutDown().connection == .close([c(1)], sweepAt: nil))
-        #expect(pool.callerTook(c(1), request: r(9), displacing: nil, at: 3)
-                == .init(request: .fail(r(9), NativeErrors.shutDown), connection: .close([c(1)], sweepAt: nil)))
-    }
 
     @Test("shutdown with requests in every state: waiting and dedicated ones fail, every connection closes, later events do nothing")
     func shutdownEverywhere() {

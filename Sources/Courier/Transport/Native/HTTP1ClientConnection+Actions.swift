@@ -29,10 +29,7 @@ extension HTTP1ClientConnection {
             if machine.isEstablished { readAvailable() }
             perform(machine.writeFailureDrained(error))
         case .armTimer(let deadline):
-            // Tick at least every horizon, so that once idle again the connection keeps being
-            // checked for requests sent on it directly, without rescheduling per request.
-            let horizon = EventLoop.now() &+ NativeDirectLane.horizon
-            armWatchdog(deadline: slot != nil && machine.isBusy ? min(deadline, horizon) : deadline)
+            armWatchdog(deadline: deadline)
         case .deliverHead(let head):
             guard let exchange else { return }
             exchange.head = head

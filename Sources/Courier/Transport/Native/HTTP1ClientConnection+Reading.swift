@@ -28,9 +28,7 @@ extension HTTP1ClientConnection {
                     process(bytes)
                 }
                 // A full buffer may mean more is waiting, unless this read finished the exchange:
-                // the connection is parked then, and a caller may already have sent its next
-                // request on it directly. That response is read by the next readiness, which
-                // adopts the request first; read here, it would look unsolicited.
+                // whatever follows is unsolicited then, and the next readiness finds it.
                 if count < buffer.count || exchange == nil { return }
             case .wouldBlock:
                 return

@@ -11,22 +11,6 @@ extension HTTP1ClientConnection {
         perform(machine.requestStarted(exchange.connectionRequest, at: now))
     }
 
-    /// Takes over a request that a caller sent directly on this idle connection.
-    func executeAdopted(_ exchange: NativeExchange, request: NativeDirectRequest) {
-        self.exchange = exchange
-        // The caller took the connection as soon as it made the request, and wrote it at once.
-        exchange.run(on: self, since: exchange.timeline.created)
-        if request.written == exchange.wire.count { exchange.timeline.recordRequestWritten(at: request.startedAt) }
-        let action = machine.requestAdopted(exchange.connectionRequest, written: request.written, at: request.startedAt)
-        guard let error = request.error, case .send(let timerAt) = action else {
-            perform(action)
-            return
-        }
-        // The caller's write failed: the machine hears of it next.
-        armWatchdog(deadline: timerAt)
-        writeFailed(error)
-    }
-
     /// Sends the current request: through the TLS session, or straight from its wire form.
     func sendRequest() {
         if let tls, let exchange {
@@ -156,15 +140,11 @@ extension HTTP1ClientConnection {
         }
     }
 
-    /// Checks for a connect that takes too long or an exchange gone silent; an idle connection's
-    /// tick checks for requests sent on it directly.
+    /// Checks for a connect that takes too long or an exchange gone silent.
     private func watchdogFired() {
         watchdog = nil
         watchdogDeadline = 0
-        if machine.isIdle {
-            pool?.parkedTick(self)
-            return
-        }
+        if machine.isIdle { return }
         perform(machine.timerFired(at: EventLoop.now()))
     }
 }

@@ -32,8 +32,6 @@ final class HTTP1ClientConnection {
     var context: NativeLoopContext?
     /// Its own handle, for timer and resolver closures; cleared when it closes.
     var selfBound: LoopBound<HTTP1ClientConnection>?
-    /// Where callers may send on this connection directly while it is idle (plain HTTP only).
-    var slot: NativeDirectSlot?
 
     /// The protocol logic: establishment, the request's phases, the response, reuse, timeouts.
     var machine: HTTP1ConnectionStateMachine
@@ -134,7 +132,6 @@ final class HTTP1ClientConnection {
 
     /// The connection is usable: hand it to the pool.
     func becomeReady() {
-        if tls == nil, pool?.lane != nil, let socket { slot = NativeDirectSlot(descriptor: socket.descriptor) }
         setInterest(.readable)
         if tls != nil { timeline.handshakeEnd = EventLoop.now() }
         pool?.connectionReady(self)
@@ -149,26 +146,11 @@ final class HTTP1ClientConnection {
             if readiness.contains(.writable) { flush() }
             if case .handshaking = machine.state, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
         case .idle, .busy:
-            if exchange == nil, slot != nil, let pool {
-                // Idle in the loop's eyes: a caller may have sent a request on it directly. If a
-                // caller is sending right now, wait (without readiness) until it says it is done.
-                if !pool.adoptWithoutWaiting(self) {
-                    setInterest(.none)
-                    return
-                }
-            }
             if readiness.contains(.writable) { flush() }
             if machine.isEstablished, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
         case .initial, .connecting, .closed:
             break
         }
-    }
-
-    /// A caller that was sending on this idle connection is done: handle what the loop saw.
-    func resumeAfterWaitingForCaller() {
-        guard machine.isEstablished else { return }
-        if exchange == nil { setInterest(.readable) }
-        handle([.readable])
     }
 
     /// Changes the epoll interest when it differs.
@@ -214,16 +196,6 @@ final class HTTP1ClientConnection {
 
     /// Releases everything the connection holds; returns the pool to notify.
     private func tearDown() -> HostPool? {
-        if let slot {
-            // Never close a descriptor a caller may still write to.
-            if let orphan = slot.reclaim() {
-                let exchange = orphan.exchange.value
-                if exchange.begin(orphan.continuation, bound: orphan.exchange) {
-                    exchange.finish(.failure(.connectionLost.with(detail: "the connection to \(key) closed")))
-                }
-            }
-            pool?.lane?.unpark(slot)
-        }
         tornDown = true
         connector?.cancel()
         connector = nil

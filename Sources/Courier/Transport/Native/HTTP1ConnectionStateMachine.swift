@@ -172,27 +172,16 @@ struct HTTP1ConnectionStateMachine {
         guard state == .idle else {
             return failRequest(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
         }
-        begin(request, written: 0, at: now)
+        begin(request, at: now)
         return .send(timerAt: now &+ request.timeoutNanoseconds)
     }
 
-    /// The pool adopts a request that a caller wrote (`written` bytes of it) directly on the idle
-    /// connection at `startedAt` (the direct lane). Its silence counts from then. A caller's
-    /// failed write is reported next, as ``writeFailed(_:)``.
-    mutating func requestAdopted(_ request: Request, written: Int, at startedAt: UInt64) -> Action {
-        guard state == .idle else {
-            return failRequest(.transportFailed.with(detail: "the connection to \(configuration.origin) is not idle"))
-        }
-        begin(request, written: written, at: startedAt)
-        return .send(timerAt: startedAt &+ request.timeoutNanoseconds)
-    }
-
     /// Resets the request state for `request`.
-    private mutating func begin(_ request: Request, written: Int, at now: UInt64) {
+    private mutating func begin(_ request: Request, at now: UInt64) {
         self.request = request
         state = .busy(.sending)
         write = .writing
-        bytesSent = written
+        bytesSent = 0
         lastProgress = now
         receivedResponseBytes = false
         interimResponses = 0

@@ -18,8 +18,6 @@ final class HostPool {
     let loop: EventLoop
     let settings: NativeSettings
     let tlsContext: TLSContext?
-    /// Where idle plain-HTTP connections are parked for callers to send on directly.
-    let lane: NativeDirectLane?
     private let contextBound: LoopBound<NativeLoopContext>
 
     /// The loop's context, attached on first use.
@@ -36,12 +34,11 @@ final class HostPool {
 
     /// Creates an empty pool; callable from any thread (the pool is then handed to its loop).
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?,
-         lane: NativeDirectLane?, context: LoopBound<NativeLoopContext>) {
+         context: LoopBound<NativeLoopContext>) {
         self.key = key
         self.loop = loop
         self.settings = settings
         self.tlsContext = tlsContext
-        self.lane = lane
         self.contextBound = context
         self.machine = PoolStateMachine(origin: "\(key)", maxConnections: settings.maxConnectionsPerHost,
                                         idleTimeout: settings.idleTimeout)
@@ -139,9 +136,9 @@ final class HostPool {
             break
         case .open(let id):
             open(id)
-        case .rest(let id, let sweepAt):
+        case .rest(_, let sweepAt):
+            // An idle connection needs nothing until it is used, closed or swept.
             if let sweepAt { armSweep(at: sweepAt) }
-            if let connection = connections[id] { rest(connection) }
         case .close(let ids, let sweepAt):
             if let sweepAt { armSweep(at: sweepAt) }
             for id in ids { closeExpired(id) }
@@ -161,38 +158,8 @@ final class HostPool {
             exchange.finish(.failure(.transportFailed.with(detail: "the pool lost connection \(connectionID)")))
             return
         }
-        if let pending = reclaim(connection) {
-            // A caller sent on it meanwhile: it carries that request, and this one is placed again.
-            exchanges[id] = exchange
-            adopt(pending, on: connection, displacing: (id, exchange.timeout))
-            return
-        }
         exchange.stopWaitCheck()
         connection.execute(exchange)
-    }
-
-    /// Makes a request a caller sent on `connection` (through the direct lane) an exchange of
-    /// the pool. `displacing` is the request the pool was about to start there, which the
-    /// machine places again.
-    func adopt(_ request: NativeDirectRequest, on connection: HTTP1ClientConnection,
-               displacing: (RequestID, timeout: UInt64)?) {
-        let exchange = request.exchange.value
-        let live = exchange.begin(request.continuation, bound: request.exchange)
-        let id = register(exchange)
-        let action = machine.callerTook(connection.poolID, request: id, displacing: displacing, at: EventLoop.now())
-        if case .fail(id, _) = action.request {
-            // Shut down: the action fails it and closes the connection.
-            perform(action)
-            return
-        }
-        exchanges[id] = nil
-        if live {
-            connection.executeAdopted(exchange, request: request)
-        } else {
-            // Cancelled before the loop saw it: its answer will never be read.
-            connection.close()
-        }
-        perform(action)
     }
 
     private func waitCheck(_ id: RequestID) {
@@ -210,16 +177,10 @@ final class HostPool {
         connection.establish()
     }
 
-    /// Closes a connection the machine no longer counts (idle expiry, or shutdown), unless a
-    /// caller's request is on it: the machine then keeps it for that request, or, after
-    /// shutdown, fails the request and closes it.
+    /// Closes a connection the machine no longer counts (idle expiry, or shutdown); a request on
+    /// it fails with the shutdown error.
     private func closeExpired(_ id: ConnectionID) {
-        guard let connection = connections[id] else { return }
-        if let pending = reclaim(connection) {
-            adopt(pending, on: connection, displacing: nil)
-            return
-        }
-        connection.shutDown()
+        connections[id]?.shutDown()
     }
 
     // MARK: - Idle connections

@@ -19,9 +19,6 @@
 ///   queue one request per attempt instead of retrying forever.
 /// - **A stale connection's request goes out once more** on a connection opened for it alone
 ///   (``retryOnFreshConnection(_:timeout:at:)``).
-/// - **Callers may take idle connections** (the direct lane, plain HTTP only): a request found on
-///   an idle connection is recorded with ``callerTook(_:request:displacing:at:)``, which also
-///   settles the race where the driver was about to hand that connection to another request.
 /// - **Shutdown** fails every waiting request and closes every connection; afterwards every
 ///   request fails at once.
 struct PoolStateMachine {
@@ -245,29 +242,6 @@ struct PoolStateMachine {
             }
         }
         return Action(request: request, connection: isShutDown ? .none : openForQueue())
-    }
-
-    /// A caller sent `request` directly on the idle connection `id`. When the driver was about
-    /// to hand the connection to another request (`displacing`), that one is placed again: on
-    /// another idle connection, or in the queue. A connection the sweep has just expired, which
-    /// the driver found the request on before closing it, is kept for the request instead.
-    mutating func callerTook(_ id: ConnectionID, request: RequestID, displacing: (RequestID, timeout: UInt64)?,
-                             at now: UInt64) -> Action {
-        if isShutDown { return Action(request: .fail(request, NativeErrors.shutDown), connection: .close([id], sweepAt: nil)) }
-        switch connections[id] {
-        case .idle:
-            idle.removeAll { $0 == id }
-        case .busy(let other) where other == displacing?.0:
-            requests[other] = nil
-        case nil:
-            break
-        case .busy, .connecting:
-            return .none
-        }
-        connections[id] = .busy(request)
-        requests[request] = .active(id)
-        guard let displaced = displacing else { return .none }
-        return requestArrived(displaced.0, timeout: displaced.timeout, at: now)
     }
 
     /// The sweep timer fired: closes connections idle for the idle timeout.
