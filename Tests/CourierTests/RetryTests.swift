@@ -178,7 +178,9 @@ struct RetryTests {
             server.route("/later") { _ in .response(status: 503, headers: [("Retry-After", "3600")]) }
             let connection = leaks.connection(server, transport) { configuration in
                 configuration.retryPolicy = .exponentialBackoff(cap: .seconds(7200))  // allows the hour's wait (L2)
-                configuration.deadline = .milliseconds(400)
+                // 2 s: the first attempt must reach the server before the deadline (URLSession on a
+                // loaded machine took over 400 ms once), so that the deadline cuts the hour's wait.
+                configuration.deadline = .seconds(2)
             }
             let clock = ContinuousClock()
             let start = clock.now
