@@ -172,8 +172,15 @@ public final class HTTPConnection: Sendable {
         let lifetime = request.lifetime ?? .managed
         let task = RequestTask(id: id, request: request, connection: self, lifetime: lifetime, callbacks: callbacks)
         registry.withLock { $0.tasks[id] = task }
-        task.launch()
+        task.launch(on: requestExecutor())
         return id
+    }
+
+    /// The executor a request's task prefers: the transport's, unless the cache reads files,
+    /// which must not block an event loop.
+    private func requestExecutor() -> (any TaskExecutor)? {
+        if cache?.isPersistent == true { return nil }
+        return pipeline.transport.preferredTaskExecutor(for: baseURL)
     }
 
     func unregister(_ id: RequestID) {

@@ -7,6 +7,9 @@ struct RequestCallbacks: Sendable {
     var onError: (@Sendable (HTTPConnectionError) -> Void)?
     var continuation: Continuation?
 
+    /// Whether a closure waits for the outcome (success or error) on the callback queue.
+    var deliversOutcome: Bool { onSuccess != nil || onError != nil }
+
     init(onDidStart: (@Sendable (RequestID) -> Void)? = nil,
          onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
          onError: (@Sendable (HTTPConnectionError) -> Void)? = nil,

@@ -42,8 +42,10 @@ final class RequestTask: Sendable {
     var connection: HTTPConnection? { reference.withLock { $0?.connection } }
 
     /// Starts running the request on a new Swift task.
-    func launch() {
-        let task = Task { await self.run() }
+    /// - Parameter executor: the executor the task prefers (the transport's event loop), or `nil`
+    ///   for the global one.
+    func launch(on executor: (any TaskExecutor)?) {
+        let task = Task(executorPreference: executor) { await self.run() }
         let started = state.withLock { state -> Bool in
             guard case .created = state else { return false }
             state = .running(task)
@@ -141,6 +143,12 @@ final class RequestTask: Sendable {
         report(result, metrics: metrics)
         callbacks.continuation?.resume(returning: result)
         guard notify, let connection else { return }
+        guard connection.delegate != nil || callbacks.deliversOutcome else {
+            // An `async` caller with no delegate: nobody is left to tell, and no event may
+            // reach a delegate set from now on.
+            terminalDelivered.store(true, ordering: .releasing)
+            return
+        }
         let callbacks = self.callbacks
         let id = self.id
         callbackQueue.async { [self] in

@@ -16,6 +16,24 @@ public protocol Transport: Sendable {
     /// - Returns: the response, whatever its status.
     /// - Throws: an ``HTTPConnectionError`` describing why no complete response arrived.
     func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse
+
+    /// The executor on which requests to `origin` cost least to run, if the transport has one.
+    ///
+    /// ``HTTPConnection`` runs each request's pipeline (its stages, then ``send(_:observer:)``)
+    /// on this executor, unless its cache keeps files on disk. ``NativeTransport`` answers with
+    /// the event loop that owns the origin's connection pool, so that a request is written, read
+    /// and resumed on one thread, with no thread wake-up between the network and the pipeline.
+    /// The default answer is `nil`: Swift's global concurrent executor.
+    /// - Parameter origin: a URL on the origin, or `nil` when unknown.
+    /// - Returns: the executor, or `nil` for the global one.
+    func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)?
+}
+
+extension Transport {
+    /// `nil`: requests run on Swift's global concurrent executor.
+    /// - Parameter origin: unused.
+    /// - Returns: `nil`.
+    public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? { nil }
 }
 
 /// One request as a transport sends it: the URL, headers and settings are all resolved.

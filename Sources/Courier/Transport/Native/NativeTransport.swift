@@ -126,6 +126,12 @@ public final class NativeTransport: Transport {
         // -9% at 16 in flight; see DESIGN.md.)
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: NativeExchange.Continuation) in
+                if loop.inEventLoop, loop.isRunning {
+                    // Already on the pool's loop (the request runs on it as its task executor),
+                    // at the top of a job: start at once, without a turn of the loop.
+                    pool.value.start(exchange, continuation: continuation, selfBound: pool)
+                    return
+                }
                 let accepted = loop.execute {
                     pool.value.start(exchange, continuation: continuation, selfBound: pool)
                 }
@@ -135,6 +141,22 @@ public final class NativeTransport: Transport {
             loop.execute { exchange.value.cancel() }
         }
         return try outcome.get()
+    }
+
+    /// The event loop that owns `origin`'s pool (or, before the pool exists, the loop it will
+    /// get; with one loop, always that loop), so that requests run on the thread that does
+    /// their I/O. `nil` when the transport could not start or has shut down.
+    /// - Parameter origin: a URL on the origin, or `nil` when unknown.
+    /// - Returns: the loop, as a task executor.
+    public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? {
+        guard startupError == nil, !contexts.isEmpty else { return nil }
+        if contexts.count == 1 { return contexts[0].loop }
+        let key = origin.flatMap { try? NativeRequestTarget(url: $0).key }
+        return state.withLock { state -> EventLoop? in
+            if state.isShutDown { return nil }
+            if let key, let handle = state.pools[key] { return handle.loop }
+            return contexts[state.nextLoop % contexts.count].loop
+        }
     }
 
     /// The pool for `key` if it exists.
