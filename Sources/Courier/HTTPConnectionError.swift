@@ -16,7 +16,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case badResponse, headTooLarge, unacceptableStatus, bodyTooLarge, decodingFailed, decompressionFailed
         case untrustedCertificate, expiredCertificate, hostnameMismatch, pinMismatch, tlsFailed
         case deadlineExceeded, tooManyRedirects, redirectCycle, redirectRefused
-        case notCached, authenticationFailed, transportFailed
+        case notCached, authenticationFailed, transportFailed, unsupportedByTransport
     }
 
     private let code: Code
@@ -100,6 +100,10 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// The transport failed in a way no other kind describes.
     public static let transportFailed = Self(.transportFailed)
 
+    /// The transport cannot do what the request asks, such as streaming a response body; the
+    /// detail says what.
+    public static let unsupportedByTransport = Self(.unsupportedByTransport)
+
     /// A `401`, `404`, … answer with the response attached.
     public static func unacceptableStatus(_ response: HTTPResponse) -> Self {
         Self(.unacceptableStatus, detail: nil, response: response)
@@ -150,6 +154,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .notCached: "The response is not cached and the cache policy forbids loading it"
         case .authenticationFailed: "Authentication failed"
         case .transportFailed: "The transport failed"
+        case .unsupportedByTransport: "The transport does not support this"
         }
     }
 }

@@ -89,9 +89,10 @@ struct HTTP1ConnectionStateMachineTests {
 
     /// A request as the machine sees it.
     static func get(_ method: String = "GET", idempotent: Bool = true, asksClose: Bool = false, isRetry: Bool = false,
-                    maxBody: Int = 1 << 20, observes: Bool = false) -> Machine.Request {
+                    maxBody: Int = 1 << 20, observes: Bool = false, streams: Bool = false) -> Machine.Request {
         Machine.Request(method: method, url: URL(string: "http://example.com/")!, isIdempotent: idempotent, asksClose: asksClose,
-                        isRetry: isRetry, timeout: .seconds(10), maxBodySize: maxBody, observesBody: observes)
+                        isRetry: isRetry, timeout: .seconds(10), maxBodySize: maxBody, observesBody: observes,
+                        streamsBody: streams)
     }
 
     /// A short, comparable name of an action.
@@ -113,6 +114,8 @@ struct HTTP1ConnectionStateMachineTests {
         case .complete(let response, let reusable):
             return "complete \(response.status.code) '\(String(decoding: response.body, as: UTF8.self))' \(reusable ? "reuse" : "close")"
         case .fail(let error): return "fail \(error.kindName)"
+        case .stopReading: return "stop reading"
+        case .resumeReading(let timerAt): return "resume reading timer@\(timerAt)"
         case .retryOnFreshConnection: return "retry"
         case .close(let error): return error.map { "close \($0.kindName)" } ?? "close"
         }

@@ -17,6 +17,16 @@ public protocol Transport: Sendable {
     /// - Throws: an ``HTTPConnectionError`` describing why no complete response arrived.
     func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse
 
+    /// Sends one request and returns as soon as the response head arrives; the body follows
+    /// through the returned stream, with backpressure (see ``HTTPBodyStream``).
+    /// - Parameters:
+    ///   - request: the fully resolved request. Its `maxResponseBodySize` does not apply.
+    ///   - observer: receives the head, and the body bytes as they arrive if it asks for them.
+    /// - Returns: the head and the body's stream.
+    /// - Throws: an ``HTTPConnectionError`` describing why no response head arrived;
+    ///   ``HTTPConnectionError/unsupportedByTransport`` from a transport that cannot stream.
+    func stream(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPStreamingResponse
+
     /// The executor on which requests to `origin` cost least to run, if the transport has one.
     ///
     /// ``HTTPConnection`` runs each request's pipeline (its stages, then ``send(_:observer:)``)
@@ -30,6 +40,15 @@ public protocol Transport: Sendable {
 }
 
 extension Transport {
+    /// Fails with ``HTTPConnectionError/unsupportedByTransport``: this transport cannot stream.
+    /// - Parameters:
+    ///   - request: the request, not sent.
+    ///   - observer: unused.
+    /// - Throws: always.
+    public func stream(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
+        throw .unsupportedByTransport.with(detail: "\(type(of: self)) cannot stream response bodies")
+    }
+
     /// `nil`: requests run on Swift's global concurrent executor.
     /// - Parameter origin: unused.
     /// - Returns: `nil`.

@@ -21,9 +21,9 @@ extension HTTP1ClientConnection {
             sendRequest()
         case .requestWritten:
             exchange?.timeline.recordRequestWritten(at: EventLoop.now())
-            setInterest(.readable)
+            setInterest(machine.readPaused ? [] : .readable)
         case .watchReadable:
-            setInterest(.readable)
+            setInterest(machine.readPaused ? [] : .readable)
         case .readAfterWriteFailure(let error):
             setInterest(.readable)
             if machine.isEstablished { readAvailable() }
@@ -31,14 +31,24 @@ extension HTTP1ClientConnection {
         case .armTimer(let deadline):
             armWatchdog(deadline: deadline)
         case .deliverHead(let head):
-            guard let exchange else { return }
-            exchange.head = head
-            exchange.observer.transportDidReceiveHead(head)
+            exchange?.headArrived(head)
         case .deliverBody(let bytes, let soFar, let expected):
-            exchange?.observer.transportDidReceiveBody(bytes, bytesSoFar: soFar, expectedTotal: expected)
+            guard let exchange else { return }
+            if exchange.observesBody {
+                exchange.observer.transportDidReceiveBody(bytes, bytesSoFar: soFar, expectedTotal: expected)
+            }
+            if let stream = exchange.stream, !stream.yield(bytes) {
+                perform(machine.consumerPaused())
+            }
+        case .stopReading:
+            setInterest(machine.isWriting ? .writable : [])
+        case .resumeReading(let timerAt):
+            armWatchdog(deadline: timerAt)
+            setInterest(machine.isWriting ? [.readable, .writable] : .readable)
         case .complete(let response, let reusable):
             let exchange = detach()
             if reusable, let pool {
+                setInterest(.readable)  // a streamed body may have paused reading; idle needs it
                 pool.release(self)
             } else {
                 closeConnection(graceful: false, establishmentError: nil)

@@ -9,7 +9,7 @@ extension HTTP1ClientConnection {
     func readAvailable() {
         guard let context, let socket else { return }
         let buffer = context.readBuffer
-        while machine.isEstablished {
+        while machine.isEstablished, !machine.readPaused {
             let result: Socket.IOResult
             do {
                 result = try socket.read(into: buffer)
@@ -43,6 +43,12 @@ extension HTTP1ClientConnection {
                 return
             }
         }
+    }
+
+    /// The consumer of the streamed body wants more: read again (what is waiting in the socket
+    /// is reported by the next readiness).
+    func resumeReading() {
+        perform(machine.consumerResumed(at: EventLoop.now()))
     }
 
     /// Decrypts every complete TLS record and processes the plaintext.

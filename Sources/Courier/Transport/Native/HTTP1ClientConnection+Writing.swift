@@ -56,7 +56,7 @@ extension HTTP1ClientConnection {
                 }
                 advance(by: count)
             case .success(.wouldBlock):
-                setInterest([.readable, .writable])
+                setInterest(machine.readPaused ? .writable : [.readable, .writable])
                 return
             case .success(.closed):
                 writeFailed(nil)

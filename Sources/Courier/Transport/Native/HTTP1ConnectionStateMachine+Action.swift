@@ -44,6 +44,11 @@ extension HTTP1ConnectionStateMachine {
         /// Body bytes arrived (after content decoding): give them to the observer, which asked
         /// for them.
         case deliverBody(Data, bytesSoFar: Int64, expectedTotal: Int64?)
+        /// The consumer of a streamed body holds enough: stop reading the socket (writing may go on).
+        case stopReading
+        /// The consumer wants more: read the socket again; make the timer fire no later than the
+        /// deadline.
+        case resumeReading(timerAt: UInt64)
         /// The request succeeded. A reusable connection goes back to the pool; otherwise it closes.
         case complete(HTTPResponse, reusable: Bool)
         /// The request failed: end it with the error and close the connection.

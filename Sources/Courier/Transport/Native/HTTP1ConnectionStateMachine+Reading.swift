@@ -67,9 +67,12 @@ extension HTTP1ConnectionStateMachine {
         cursor += outcome.consumed
         if decoder.payloadBytes != payloadBefore { lastProgress = now }
         framedBodyBytes &+= outcome.consumed
-        let limit = Self.framedBodyLimit(request.maxBodySize)
+        let limit = request.streamsBody ? Int.max : Self.framedBodyLimit(request.maxBodySize)
         if framedBodyBytes > limit {
             return failRequest(.bodyTooLarge.with(detail: "the body with its chunk framing exceeds \(limit) bytes on the wire"))
+        }
+        if request.streamsBody, let fresh = body.takeAll() {
+            return .deliverBody(fresh, bytesSoFar: Int64(body.wireBytes), expectedTotal: body.declaredLength)
         }
         if request.observesBody, let fresh = body.takeUnobserved() {
             // Completion, if due, comes with the next call.
@@ -87,7 +90,8 @@ extension HTTP1ConnectionStateMachine {
         } catch {
             return failRequest(NativeErrors.http(error))
         }
-        let limit = request.maxBodySize
+        // The body limit is for bodies collected in memory; a streamed one is the consumer's.
+        let limit = request.streamsBody ? Int.max : request.maxBodySize
         var declaredLength: Int64?
         closeDelimited = false
         switch framing {
@@ -107,10 +111,12 @@ extension HTTP1ConnectionStateMachine {
         lastProgress = now
         var contentDecoder: ContentDecoder?
         if configuration.decompression, framing != .none, let coding = head.value(for: "Content-Encoding") {
-            contentDecoder = ContentDecoder(contentEncoding: coding, maxOutputBytes: configuration.maxDecompressedBytes,
+            contentDecoder = ContentDecoder(contentEncoding: coding,
+                                            maxOutputBytes: request.streamsBody ? .max : configuration.maxDecompressedBytes,
                                             maxRatio: configuration.maxDecompressionRatio)
         }
-        body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength, contentDecoder: contentDecoder)
+        body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength, contentDecoder: contentDecoder,
+                                 reservesDeclaredLength: !request.streamsBody)
         var fields: [HTTPHeaders.Field] = []
         fields.reserveCapacity(head.fields.count)
         for field in head.fields { fields.append(HTTPHeaders.Field(name: field.name, value: field.value)) }

@@ -21,6 +21,9 @@ extension HTTP1ConnectionStateMachine {
         var maxBodySize: Int
         /// Whether the observer wants the body bytes as they arrive.
         var observesBody: Bool
+        /// Whether the body is streamed: handed out as it arrives, never accumulated, with no
+        /// size limit, and read only while the consumer wants more.
+        var streamsBody = false
 
         /// The timeout in nanoseconds, clamped so that adding it to a monotonic time never overflows.
         var timeoutNanoseconds: UInt64 { timeout.nativeNanoseconds }

@@ -18,7 +18,8 @@ import CourierWire
 ///   connection is not reused.
 /// - **Silence, not duration, times a request out.** The final head must arrive within the
 ///   timeout of the last written byte, however it trickles and whatever interim responses come
-///   first; in the body only payload bytes count as progress (not chunk framing).
+///   first; in the body only payload bytes count as progress (not chunk framing). While the
+///   consumer of a streamed body holds enough, reading pauses and so does the timeout.
 /// - **Reuse** needs a `keep-alive` response, a body not delimited by the close, the request
 ///   written completely, no `Connection: close` from the caller, no bytes after the response, and
 ///   a single framing (chunked with `Content-Length` is not trusted twice).
@@ -106,6 +107,8 @@ struct HTTP1ConnectionStateMachine {
     var keepAlive = true
     /// Whether the body runs until the peer closes.
     var closeDelimited = false
+    /// Whether reading stopped because the consumer of a streamed body holds enough.
+    var readPaused = false
 
     /// Creates a machine for a connection that is not connected yet.
     init(configuration: Configuration) {
@@ -188,6 +191,7 @@ struct HTTP1ConnectionStateMachine {
         head = nil
         body = HTTP1ResponseBody()
         framedBodyBytes = 0
+        readPaused = false
     }
 
     /// The task of the current request was cancelled (or the pool aborts it with `error`).
@@ -243,7 +247,8 @@ struct HTTP1ConnectionStateMachine {
             let limit = Duration.nanoseconds(Int64(clamping: configuration.connectTimeout))
             return establishmentFailed(.timedOut.with(detail: "the TLS handshake with \(configuration.origin) timed out after \(limit)"))
         case .busy(let phase):
-            guard let request else { return .none }
+            // A paused stream waits for its consumer, not for the server: resuming re-arms.
+            guard let request, !readPaused else { return .none }
             let deadline = lastProgress &+ request.timeoutNanoseconds
             guard now >= deadline else { return .armTimer(deadline) }
             let silence = phase == .receivingBody
@@ -258,6 +263,7 @@ struct HTTP1ConnectionStateMachine {
     /// Records that a response ended; the connection becomes idle when it may be reused.
     mutating func ended(reusable: Bool) {
         completedRequests += 1
+        readPaused = false
         state = reusable ? .idle : .closed
     }
 }

@@ -36,11 +36,15 @@ struct HTTP1ResponseBody {
     }
 
     /// A body of at most `limit` bytes, with a declared length and a content decoder if any.
-    init(limit: Int, declaredLength: Int64?, contentDecoder: ContentDecoder?) {
+    /// `reservesDeclaredLength` reserves room for the declared length (up to 1 MiB) at once; a
+    /// streamed body, handed out as it arrives, does not.
+    init(limit: Int, declaredLength: Int64?, contentDecoder: ContentDecoder?, reservesDeclaredLength: Bool = true) {
         self.limit = limit
         self.declaredLength = declaredLength
         self.contentDecoder = contentDecoder
-        if let declaredLength, declaredLength > 0 { data.reserveCapacity(Int(min(declaredLength, 1 << 20))) }
+        if reservesDeclaredLength, let declaredLength, declaredLength > 0 {
+            data.reserveCapacity(Int(min(declaredLength, 1 << 20)))
+        }
     }
 
     /// Adds a run of body bytes as they came off the wire (content-coded or not).
@@ -76,6 +80,13 @@ struct HTTP1ResponseBody {
         let start = observed
         observed = data.count
         return data.withUnsafeBytes { all in Data(UnsafeRawBufferPointer(rebasing: all[start...])) }
+    }
+
+    /// Moves the bytes added so far out (a streamed body's next chunk), leaving the body empty;
+    /// `nil` when there are none.
+    mutating func takeAll() -> Data? {
+        guard !data.isEmpty else { return nil }
+        return takeData()
     }
 
     /// Moves the accumulated bytes out, leaving the body empty.

@@ -20,6 +20,8 @@ final class NativeExchange {
         case cancelledEarly
         /// Taken over by its pool on the loop.
         case started
+        /// A streamed response's head was handed out; its body flows to ``NativeExchange/stream``.
+        case streamingBody
         /// Ended; the continuation was resumed.
         case finished
     }
@@ -31,6 +33,8 @@ final class NativeExchange {
     let bodyInlined: Bool
     let observer: any TransportObserver
     let observesBody: Bool
+    /// Where a streamed response's body goes; `nil` when the body is collected.
+    let stream: BodyStreamBuffer?
     /// The per-attempt timeout in nanoseconds: the longest silence allowed.
     let timeout: UInt64
     /// Whether the request may be re-sent on a fresh connection after a stale one.
@@ -58,14 +62,18 @@ final class NativeExchange {
     var timeline = ExchangeTimeline(created: EventLoop.now())
     /// Body bytes received on the wire so far (before content decoding).
     var wireBodyBytes = 0
+    /// The connection carrying it, while one does (for a streamed body's demand).
+    weak var connection: HTTP1ClientConnection?
 
     /// Creates an exchange; called on the requesting task's thread.
-    init(request: TransportRequest, wire: [UInt8], bodyInlined: Bool, observer: any TransportObserver) {
+    init(request: TransportRequest, wire: [UInt8], bodyInlined: Bool, observer: any TransportObserver,
+         stream: BodyStreamBuffer? = nil) {
         self.request = request
         self.wire = wire
         self.bodyInlined = bodyInlined
         self.observer = observer
         self.observesBody = observer.observesBody
+        self.stream = stream
         self.timeout = request.timeout.nativeNanoseconds
         self.isIdempotent = request.method.isIdempotent
         self.asksClose = request.headers.values(for: "Connection").contains { $0.lowercased().contains("close") }
@@ -89,7 +97,26 @@ final class NativeExchange {
 
     /// Records that `connection` took the exchange at `time` (after a stale connection, too).
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
+        self.connection = connection
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
+    }
+
+    /// The final head arrived. A streamed response is handed out now (the waiting `stream` call
+    /// returns), and its body follows through ``stream``.
+    func headArrived(_ head: HTTPResponse.Head) {
+        self.head = head
+        observer.transportDidReceiveHead(head)
+        guard stream != nil, phase == .started, let continuation else { return }
+        self.continuation = nil
+        phase = .streamingBody
+        continuation.resume(returning: .success(HTTPResponse(status: head.status, headers: head.headers, body: Data(),
+                                                             url: head.url)))
+    }
+
+    /// The consumer of the streamed body wants more: its connection reads again.
+    func consumerWantsMore() {
+        guard phase == .streamingBody, let connection, connection.exchange === self else { return }
+        connection.resumeReading()
     }
 
     /// The request as its connection's state machine sees it: values only.
@@ -97,22 +124,35 @@ final class NativeExchange {
         HTTP1ConnectionStateMachine.Request(
             method: request.method.rawValue, url: request.url, isIdempotent: isIdempotent, asksClose: asksClose,
             isRetry: staleRetries > 0, timeout: request.timeout, maxBodySize: request.maxResponseBodySize,
-            observesBody: observesBody)
+            observesBody: observesBody, streamsBody: stream != nil)
     }
 
     /// Ends the exchange with `outcome`, once; later calls do nothing.
     func finish(_ outcome: Outcome) {
+        if phase == .streamingBody {
+            phase = .finished
+            release()
+            if case .failure(let error) = outcome { stream?.finish(error) } else { stream?.finish(nil) }
+            return
+        }
         guard let continuation else {
             if phase == .created { phase = .cancelledEarly }
             return
         }
         self.continuation = nil
         phase = .finished
+        release()
+        if case .failure(let error) = outcome { stream?.finish(error) }
+        continuation.resume(returning: outcome)
+    }
+
+    /// Lets go of the pool, the timers and itself, and reports the metrics: the exchange ended.
+    private func release() {
         stopWaitCheck()
         pool = nil
+        connection = nil
         selfBound = nil
         observer.transportDidCollect(metrics())
-        continuation.resume(returning: outcome)
     }
 
     /// What this attempt cost, as far as the exchange saw it.
@@ -134,7 +174,7 @@ final class NativeExchange {
             phase = .cancelledEarly
         case .cancelledEarly, .finished:
             return
-        case .started:
+        case .started, .streamingBody:
             if let pool {
                 pool.cancel(self)
             } else {

@@ -1,0 +1,164 @@
+import Foundation
+import Synchronization
+
+/// The chunks of a streamed response body between the transport that produces them and the
+/// ``HTTPBodyStream`` that consumes them, with backpressure.
+///
+/// The producer (a transport) calls ``yield(_:)`` for each chunk; once the chunks waiting for the
+/// consumer reach the high-water mark, ``yield(_:)`` answers `false` and the producer stops
+/// reading its socket. When the consumer has taken enough that half the mark or less is left,
+/// the buffer calls the producer's `onDemand` hook, and the producer reads again. The producer
+/// ends the stream once with ``finish(_:)``. If the consumer leaves first (it stops iterating,
+/// its task is cancelled, or it drops the stream), the buffer calls the producer's `onCancel`
+/// hook once and keeps no more chunks.
+///
+/// Hooks run outside the buffer's lock, on the thread that caused them.
+final class BodyStreamBuffer: Sendable {
+    /// What the producer is told.
+    struct ProducerHooks: Sendable {
+        /// The consumer wants more: resume reading.
+        var onDemand: @Sendable () -> Void
+        /// The consumer left before the end: stop and release the source.
+        var onCancel: @Sendable () -> Void
+    }
+
+    private typealias Waiter = CheckedContinuation<Result<Data?, HTTPConnectionError>, Never>
+
+    private struct State {
+        var chunks: [Data] = []
+        var nextChunk = 0
+        var buffered = 0
+        var peakBuffered = 0
+        /// `nil` while the body flows; `.success` at its end, `.failure` when it broke.
+        var end: Result<Void, HTTPConnectionError>?
+        var waiter: Waiter?
+        var producerPaused = false
+        var consumerLeft = false
+        var hooks: ProducerHooks?
+    }
+
+    /// The most bytes held for the consumer before the producer is asked to pause.
+    let highWaterMark: Int
+    private let state = Mutex(State())
+
+    /// Creates an empty buffer.
+    /// - Parameter highWaterMark: the bytes held before the producer pauses; 256 KiB by default.
+    init(highWaterMark: Int = 256 << 10) {
+        self.highWaterMark = max(highWaterMark, 1)
+    }
+
+    /// Sets the producer's hooks. If the consumer already left, `onCancel` runs at once.
+    func connect(_ hooks: ProducerHooks) {
+        let left = state.withLock { state -> Bool in
+            state.hooks = hooks
+            return state.consumerLeft
+        }
+        if left { hooks.onCancel() }
+    }
+
+    // MARK: - Producer
+
+    /// Adds a chunk for the consumer.
+    /// - Parameter chunk: body bytes; an empty chunk is ignored.
+    /// - Returns: whether the producer may go on; `false` asks it to stop reading until
+    ///   `onDemand` (or, if the consumer left, for good).
+    @discardableResult
+    func yield(_ chunk: Data) -> Bool {
+        let (waiter, goOn) = state.withLock { state -> (Waiter?, Bool) in
+            guard state.end == nil, !state.consumerLeft else { return (nil, false) }
+            guard !chunk.isEmpty else { return (nil, true) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return (waiter, true)
+            }
+            state.chunks.append(chunk)
+            state.buffered += chunk.count
+            state.peakBuffered = max(state.peakBuffered, state.buffered)
+            if state.buffered >= highWaterMark { state.producerPaused = true }
+            return (nil, !state.producerPaused)
+        }
+        waiter?.resume(returning: .success(chunk))
+        return goOn
+    }
+
+    /// Ends the body: cleanly with `nil`, or with the error that broke it. Later calls do nothing.
+    func finish(_ error: HTTPConnectionError?) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard state.end == nil else { return nil }
+            state.end = error.map { .failure($0) } ?? .success(())
+            state.hooks = nil
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: error.map { .failure($0) } ?? .success(nil))
+    }
+
+    /// The most bytes the buffer held at once (for tests and diagnostics).
+    var peakBuffered: Int { state.withLock { $0.peakBuffered } }
+
+    // MARK: - Consumer
+
+    /// The next chunk, `nil` at the end, or the error that broke the body.
+    func next() async -> Result<Data?, HTTPConnectionError> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: Waiter) in
+                let (ready, demand) = take(orWait: waiter)
+                demand?()
+                if let ready { waiter.resume(returning: ready) }
+            }
+        } onCancel: {
+            consumerLeft(because: .cancelled)
+        }
+    }
+
+    /// Takes a chunk or the end if there is one; otherwise parks `waiter`. Also returns the
+    /// producer's `onDemand` hook when taking a chunk lets a paused producer go on.
+    private func take(orWait waiter: Waiter) -> (Result<Data?, HTTPConnectionError>?, (@Sendable () -> Void)?) {
+        state.withLock { state in
+            if state.consumerLeft { return (.failure(.cancelled), nil) }
+            if state.nextChunk < state.chunks.count {
+                let chunk = state.chunks[state.nextChunk]
+                state.chunks[state.nextChunk] = Data()
+                state.nextChunk += 1
+                if state.nextChunk == state.chunks.count {
+                    state.chunks.removeAll(keepingCapacity: true)
+                    state.nextChunk = 0
+                }
+                state.buffered -= chunk.count
+                var demand: (@Sendable () -> Void)?
+                if state.producerPaused, state.buffered <= highWaterMark / 2, state.end == nil {
+                    state.producerPaused = false
+                    demand = state.hooks?.onDemand
+                }
+                return (.success(chunk), demand)
+            }
+            if let end = state.end {
+                switch end {
+                case .success: return (.success(nil), nil)
+                case .failure(let error): return (.failure(error), nil)
+                }
+            }
+            state.waiter = waiter
+            return (nil, nil)
+        }
+    }
+
+    /// The consumer stopped before the end (`.cancelled` when its task was cancelled, or when it
+    /// stopped iterating): the producer is told once, a waiting `next` returns the error, and the
+    /// chunks held are released.
+    func consumerLeft(because error: HTTPConnectionError = .cancelled) {
+        let (waiter, cancel) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?) in
+            guard !state.consumerLeft else { return (nil, nil) }
+            state.consumerLeft = true
+            state.chunks = []
+            state.nextChunk = 0
+            state.buffered = 0
+            let cancel = state.end == nil ? state.hooks?.onCancel : nil
+            state.hooks = nil
+            defer { state.waiter = nil }
+            return (state.waiter, cancel)
+        }
+        waiter?.resume(returning: .failure(error))
+        cancel?()
+    }
+}
