@@ -46,3 +46,7 @@ enum signInScreen {
 let service = ChatCaveService(serverURL: URL(string: "http://127.0.0.1:3000")!)
 let lobby = Chatroom(id: "1", name: "Lobby")
 let id = connection.get("/rooms", onSuccess: { _ in })
+
+let transport = NativeTransport()
+let artifactURL = URL(string: "https://downloads.example.com/artifact.tar.gz")!
+let file = FileHandle.nullDevice
