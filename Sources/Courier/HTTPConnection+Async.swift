@@ -22,6 +22,40 @@ extension HTTPConnection {
         return try result.get()
     }
 
+    /// Sends a request and returns as soon as the response head arrives, with the body to read
+    /// as it comes (``HTTPBodyStream``), in constant memory whatever its size.
+    ///
+    /// ```swift
+    /// let response = try await connection.stream(HTTPRequest(.get, "/artifacts/build.tar"))
+    /// for try await chunk in response.body {
+    ///     try file.write(contentsOf: chunk)
+    /// }
+    /// ```
+    ///
+    /// The pipeline works as for ``send(_:)`` (authentication, retries, redirects, validation), on
+    /// the head: a response that is retried or redirected is abandoned unread. A streamed body
+    /// is not stored in the cache, and `maxResponseBodySize` does not apply to it; a fresh
+    /// cached response is handed out as a body that has already arrived. The request ends, and
+    /// the delegate hears of it, when the body has arrived, breaks off, or is abandoned (then as
+    /// cancelled). Cancelling the calling task while it reads cancels the request.
+    /// - Parameter request: the request.
+    /// - Returns: the acceptable response's head and its body.
+    /// - Throws: as ``send(_:)``, up to the head (an `.unacceptableStatus` error carries the head
+    ///   and no body); ``HTTPConnectionError/unsupportedByTransport`` from a transport that cannot
+    ///   stream (``URLSessionTransport`` for now).
+    public func stream(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
+        let id = RequestID.next()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                _ = launch(request, id: id, callbacks: RequestCallbacks(streamContinuation: continuation))
+                if Task.isCancelled { cancel(id) }
+            }
+        } onCancel: {
+            cancel(id)
+        }
+        return try result.get()
+    }
+
     /// Sends a GET and waits for the response.
     /// - Parameters:
     ///   - path: a path relative to the base URL, or an absolute URL.

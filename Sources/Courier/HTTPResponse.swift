@@ -15,6 +15,9 @@ public struct HTTPResponse: Sendable {
     /// Where the response came from: the network (the default), the cache, or the cache after
     /// the server confirmed it.
     public var source: Source = .network
+    /// The body still arriving, for a response of ``HTTPConnection/stream(_:)`` (then ``body``
+    /// is empty); `nil` for a collected response.
+    var bodyStream: HTTPBodyStream?
 
     /// Where a response came from.
     public enum Source: Sendable, Equatable {

@@ -74,9 +74,11 @@ struct CacheStage: PipelineStage {
     }
 
     /// Stores the response when RFC 9111 and the credential rules allow it (see ``HTTPCache``).
-    /// A response that arrived after following redirects is not stored: it answers another URL.
+    /// A response that arrived after following redirects is not stored: it answers another URL;
+    /// nor is a streamed one, whose body the cache never sees.
     private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache, requestTime: Date) {
-        guard request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
+        // A streamed body goes to its reader, not to the cache.
+        guard response.bodyStream == nil, request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
               CacheKey(url: response.url).url == CacheKey(url: request.url).url else { return }
         let responseControl = CacheControl(response.headers)
         let shared = cache.scope == .shared

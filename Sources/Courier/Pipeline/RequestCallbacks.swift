@@ -1,11 +1,14 @@
 /// The per-request receivers of a request's outcome: closures, or the continuation of an `async` caller.
 struct RequestCallbacks: Sendable {
     typealias Continuation = CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>
+    typealias StreamContinuation = CheckedContinuation<Result<HTTPStreamingResponse, HTTPConnectionError>, Never>
 
     var onDidStart: (@Sendable (RequestID) -> Void)?
     var onSuccess: (@Sendable (HTTPResponse) -> Void)?
     var onError: (@Sendable (HTTPConnectionError) -> Void)?
     var continuation: Continuation?
+    /// The `stream` caller waiting for the head; set for streamed requests only.
+    var streamContinuation: StreamContinuation?
 
     /// Whether a closure waits for the outcome (success or error) on the callback queue.
     var deliversOutcome: Bool { onSuccess != nil || onError != nil }
@@ -13,10 +16,12 @@ struct RequestCallbacks: Sendable {
     init(onDidStart: (@Sendable (RequestID) -> Void)? = nil,
          onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
          onError: (@Sendable (HTTPConnectionError) -> Void)? = nil,
-         continuation: Continuation? = nil) {
+         continuation: Continuation? = nil,
+         streamContinuation: StreamContinuation? = nil) {
         self.onDidStart = onDidStart
         self.onSuccess = onSuccess
         self.onError = onError
         self.continuation = continuation
+        self.streamContinuation = streamContinuation
     }
 }

@@ -12,6 +12,8 @@ struct RequestContext: Sendable {
     let metrics: MetricsCollector
     /// When the whole request must be over, if it has a deadline.
     let deadline: ContinuousClock.Instant?
+    /// Whether the transport streams the body (``HTTPResponse/bodyStream``) instead of collecting it.
+    var streamsResponse = false
 }
 
 /// The pipeline's reports to the request's owner.

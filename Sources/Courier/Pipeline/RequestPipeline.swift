@@ -20,7 +20,11 @@ struct RequestPipeline: Sendable {
 
     private func send(_ request: TransportRequest, context: RequestContext, from index: Int) async throws(HTTPConnectionError) -> HTTPResponse {
         guard index < stages.endIndex else {
-            return try await transport.send(request, observer: context.observer)
+            guard context.streamsResponse else { return try await transport.send(request, observer: context.observer) }
+            let streamed = try await transport.stream(request, observer: context.observer)
+            var response = HTTPResponse(status: streamed.status, headers: streamed.headers, url: streamed.head.url)
+            response.bodyStream = streamed.body
+            return response
         }
         let next = PipelineNext { request throws(HTTPConnectionError) in
             try await self.send(request, context: context, from: index + 1)

@@ -26,6 +26,10 @@ final class RequestTask: Sendable {
     private let deadlineTimer = Mutex<DeadlineTimer?>(nil)
     /// Set on the callback queue when the terminal callback runs; later events are dropped.
     private let terminalDelivered = Atomic<Bool>(false)
+    /// The body a `stream` caller is reading, once handed out: ending the request aborts it.
+    private let streamedBody = Mutex<BodyStreamBuffer?>(nil)
+    /// Set when the `stream` caller got its answer (the streamed response or the failure).
+    private let streamAnswered = Atomic<Bool>(false)
 
     init(id: RequestID, request: HTTPRequest, connection: HTTPConnection, lifetime: HTTPRequest.Lifetime,
          callbacks: RequestCallbacks) {
@@ -70,15 +74,48 @@ final class RequestTask: Sendable {
         monitor?.report(.started(id, method: plan.transportRequest.method.rawValue,
                                  url: Redaction.url(plan.transportRequest.url),
                                  headers: Redaction.headers(of: plan.transportRequest)))
+        let streams = callbacks.streamContinuation != nil
         let context = RequestContext(
             id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate),
-            events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 })
+            events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
+            streamsResponse: streams)
         do {
             var response = try await pipeline.send(plan.transportRequest, context: context)
+            if streams { return handOut(response, validation: validation) }
             response.metrics = metrics.snapshot()
             end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
         } catch {
             end(.failure(error), notify: true)
+        }
+    }
+
+    /// Answers a `stream` caller with the head and the body's stream; the request ends when the
+    /// body does (or the reader leaves, or the request is cancelled). A response that was not
+    /// streamed (a cache hit) is handed out as a body that has already arrived.
+    private func handOut(_ response: HTTPResponse, validation: ResponseValidation) {
+        var head = response
+        head.bodyStream = nil
+        guard validation.isAcceptable(response) else {
+            end(.failure(.unacceptableStatus(head)), notify: true)  // the unread body closes its connection
+            return
+        }
+        let body = response.bodyStream ?? HTTPBodyStream(buffer: BodyStreamBuffer(finished: response.body))
+        streamedBody.withLock { $0 = body.buffer }
+        if case .finished = state.withLock({ $0 }) { body.buffer.abort(.cancelled) }
+        head.body = Data()
+        if !streamAnswered.exchange(true, ordering: .acquiringAndReleasing) {
+            callbacks.streamContinuation?.resume(returning: .success(HTTPStreamingResponse(head: head.head, body: body)))
+        }
+        let finished = head
+        body.buffer.onEnd { [self] ending in
+            switch ending {
+            case .success:
+                var response = finished
+                response.metrics = metrics.snapshot()
+                end(.success(response), notify: true)
+            case .failure(let error):
+                end(.failure(error), notify: true)
+            }
         }
     }
 
@@ -127,6 +164,7 @@ final class RequestTask: Sendable {
         guard let running else { return }
         running?.cancel()
         deadlineTimer.withLock { $0 }?.cancel()
+        if case .failure(let error) = result { streamedBody.withLock { $0 }?.abort(error) }
         conclude(result, notify: notify)
     }
 
@@ -142,6 +180,11 @@ final class RequestTask: Sendable {
         let metrics = metrics.snapshot()
         report(result, metrics: metrics)
         callbacks.continuation?.resume(returning: result)
+        if let streamContinuation = callbacks.streamContinuation, !streamAnswered.exchange(true, ordering: .acquiringAndReleasing) {
+            streamContinuation.resume(returning: result.map { response in
+                HTTPStreamingResponse(head: response.head, body: HTTPBodyStream(buffer: BodyStreamBuffer(finished: response.body)))
+            })
+        }
         guard notify, let connection else { return }
         guard connection.delegate != nil || callbacks.deliversOutcome else {
             // An `async` caller with no delegate: nobody is left to tell, and no event may

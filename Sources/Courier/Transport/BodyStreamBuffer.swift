@@ -35,6 +35,8 @@ final class BodyStreamBuffer: Sendable {
         var producerPaused = false
         var consumerLeft = false
         var hooks: ProducerHooks?
+        /// Told once how the body ended (see ``BodyStreamBuffer/onEnd(_:)``).
+        var endObserver: (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?
     }
 
     /// The most bytes held for the consumer before the producer is asked to pause.
@@ -45,6 +47,28 @@ final class BodyStreamBuffer: Sendable {
     /// - Parameter highWaterMark: the bytes held before the producer pauses; 256 KiB by default.
     init(highWaterMark: Int = 256 << 10) {
         self.highWaterMark = max(highWaterMark, 1)
+    }
+
+    /// A buffer that already holds the whole body and has ended (a response that was not
+    /// streamed from the network, such as a cache hit).
+    /// - Parameter body: the body; empty for none.
+    convenience init(finished body: Data) {
+        self.init()
+        if !body.isEmpty { yield(body) }
+        finish(nil)
+    }
+
+    /// Tells `observer` once how the body ended: `.success` when the producer finished it,
+    /// `.failure` with the error that broke it, or with ``HTTPConnectionError/cancelled`` when
+    /// the consumer left first. If it has ended already, `observer` runs at once.
+    func onEnd(_ observer: @escaping @Sendable (Result<Void, HTTPConnectionError>) -> Void) {
+        let ended = state.withLock { state -> Result<Void, HTTPConnectionError>? in
+            if let end = state.end { return end }
+            if state.consumerLeft { return .failure(.cancelled) }
+            state.endObserver = observer
+            return nil
+        }
+        if let ended { observer(ended) }
     }
 
     /// Sets the producer's hooks. If the consumer already left, `onCancel` runs at once.
@@ -83,14 +107,35 @@ final class BodyStreamBuffer: Sendable {
 
     /// Ends the body: cleanly with `nil`, or with the error that broke it. Later calls do nothing.
     func finish(_ error: HTTPConnectionError?) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard state.end == nil else { return nil }
-            state.end = error.map { .failure($0) } ?? .success(())
+        let end: Result<Void, HTTPConnectionError> = error.map { .failure($0) } ?? .success(())
+        let (waiter, observer) = state.withLock { state -> (Waiter?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?) in
+            guard state.end == nil, !state.consumerLeft else { return (nil, nil) }
+            state.end = end
             state.hooks = nil
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { state.waiter = nil; state.endObserver = nil }
+            return (state.waiter, state.endObserver)
         }
         waiter?.resume(returning: error.map { .failure($0) } ?? .success(nil))
+        observer?(end)
+    }
+
+    /// Ends the body with `error` from the consumer's side of things (the request was cancelled
+    /// or its deadline passed): the consumer's next read throws `error`, the chunks held are
+    /// dropped, and the producer is told to stop. Does nothing once the body has ended.
+    func abort(_ error: HTTPConnectionError) {
+        let (waiter, cancel, observer) = state.withLock {
+            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?) in
+            guard state.end == nil, !state.consumerLeft else { return (nil, nil, nil) }
+            state.end = .failure(error)
+            state.chunks = []
+            state.nextChunk = 0
+            state.buffered = 0
+            defer { state.waiter = nil; state.hooks = nil; state.endObserver = nil }
+            return (state.waiter, state.hooks?.onCancel, state.endObserver)
+        }
+        waiter?.resume(returning: .failure(error))
+        cancel?()
+        observer?(.failure(error))
     }
 
     /// The most bytes the buffer held at once (for tests and diagnostics).
@@ -147,18 +192,19 @@ final class BodyStreamBuffer: Sendable {
     /// stopped iterating): the producer is told once, a waiting `next` returns the error, and the
     /// chunks held are released.
     func consumerLeft(because error: HTTPConnectionError = .cancelled) {
-        let (waiter, cancel) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?) in
-            guard !state.consumerLeft else { return (nil, nil) }
+        let (waiter, cancel, observer) = state.withLock {
+            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?) in
+            guard !state.consumerLeft else { return (nil, nil, nil) }
             state.consumerLeft = true
             state.chunks = []
             state.nextChunk = 0
             state.buffered = 0
-            let cancel = state.end == nil ? state.hooks?.onCancel : nil
-            state.hooks = nil
-            defer { state.waiter = nil }
-            return (state.waiter, cancel)
+            let ending = state.end == nil
+            defer { state.waiter = nil; state.hooks = nil; state.endObserver = nil }
+            return (state.waiter, ending ? state.hooks?.onCancel : nil, ending ? state.endObserver : nil)
         }
         waiter?.resume(returning: .failure(error))
         cancel?()
+        observer?(.failure(error))
     }
 }
