@@ -1,0 +1,79 @@
+/// Encodes and decodes octets with the HPACK Huffman code (RFC 7541 §5.2, Appendix B).
+enum HuffmanCoder {
+    /// The encoded length in octets of `bytes`, including the final padding.
+    /// - Parameter bytes: The octets to encode.
+    /// - Returns: The number of octets `encode(_:into:)` appends.
+    static func encodedLength<C: Collection<UInt8>>(_ bytes: C) -> Int {
+        var bits = 0
+        for byte in bytes {
+            bits += Int(HuffmanCode.table[Int(byte)].length)
+        }
+        return (bits + 7) / 8
+    }
+
+    /// Appends the Huffman encoding of `bytes` to `output`, padded with the most significant
+    /// bits of EOS (1 bits) to a whole octet.
+    /// - Parameters:
+    ///   - bytes: The octets to encode.
+    ///   - output: The buffer to append to.
+    static func encode<C: Collection<UInt8>>(_ bytes: C, into output: inout [UInt8]) {
+        var accumulator: UInt64 = 0
+        var pending = 0
+        for byte in bytes {
+            let entry = HuffmanCode.table[Int(byte)]
+            accumulator = (accumulator << UInt64(entry.length)) | UInt64(entry.code)
+            pending += Int(entry.length)
+            while pending >= 8 {
+                pending -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt64(pending)))
+            }
+        }
+        if pending > 0 {
+            let padding = 8 - pending
+            accumulator = (accumulator << UInt64(padding)) | ((1 << UInt64(padding)) - 1)
+            output.append(UInt8(truncatingIfNeeded: accumulator))
+        }
+    }
+
+    /// Decodes Huffman-encoded octets, appending the symbols to `output`.
+    ///
+    /// - Parameters:
+    ///   - bytes: The encoded octets.
+    ///   - maxLength: The most decoded octets allowed.
+    ///   - output: The buffer to append the decoded octets to.
+    /// - Throws: `HPACKError.huffmanEOS` when EOS is decoded, `.invalidHuffmanPadding` when the
+    ///   data ends with more than 7 bits or with bits that are not all ones, and
+    ///   `.stringTooLong` when more than `maxLength` octets would be produced.
+    static func decode<C: Collection<UInt8>>(_ bytes: C, maxLength: Int, into output: inout [UInt8]) throws(HPACKError) {
+        let tree = HuffmanTree.shared
+        var node = 0
+        var bitsSinceSymbol = 0
+        var onlyOnes = true
+        var produced = 0
+        for byte in bytes {
+            var shift = 7
+            while shift >= 0 {
+                let bit = Int((byte >> UInt8(shift)) & 1)
+                shift -= 1
+                let next = tree.children[node &* 2 &+ bit]
+                bitsSinceSymbol += 1
+                onlyOnes = onlyOnes && bit == 1
+                if next >= 0 {
+                    node = Int(next)
+                    continue
+                }
+                let symbol = Int(-next) - 1
+                if symbol == HuffmanCode.eos { throw .huffmanEOS }
+                guard produced < maxLength else { throw HPACKError.stringTooLong.with("over \(maxLength) octets") }
+                output.append(UInt8(symbol))
+                produced += 1
+                node = 0
+                bitsSinceSymbol = 0
+                onlyOnes = true
+            }
+        }
+        guard bitsSinceSymbol <= 7, onlyOnes else {
+            throw HPACKError.invalidHuffmanPadding.with("\(bitsSinceSymbol) trailing bits")
+        }
+    }
+}
