@@ -10,7 +10,9 @@
 ///
 /// Not yet: back-pressure from the consumer (received data is acknowledged as soon as it is
 /// delivered), timers (SETTINGS acknowledgement timeout, PING timeouts), flood limits for PING
-/// and SETTINGS, content-length checks, and sending our own graceful GOAWAY.
+/// and SETTINGS, content-length checks, STREAM_CLOSED for frames on streams the server itself
+/// closed (they are ignored, like frames on streams this side reset), and sending our own
+/// graceful GOAWAY.
 public struct HTTP2ConnectionStateMachine: Sendable {
     /// What this side advertises and how large its receive windows are.
     public struct Configuration: Sendable {
@@ -136,6 +138,8 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     /// - Returns: The DATA frames that fit now (none when the stream is gone).
     public mutating func sendBody(streamID: UInt32, _ bytes: [UInt8], endStream: Bool) -> [HTTP2ConnectionAction] {
         guard var stream = streams[streamID], !stream.localClosed, !stream.pendingEnd else { return [] }
+        stream.pendingBody.removeFirst(stream.pendingStart)
+        stream.pendingStart = 0
         stream.pendingBody += bytes
         stream.pendingEnd = endStream
         streams[streamID] = stream
@@ -181,8 +185,11 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     }
 
     /// Ends a stream with RST_STREAM from this side and reports it failed.
+    /// A stream never opened (a PRIORITY frame may name one) gets no RST_STREAM: sending one
+    /// on an idle stream would itself be a protocol error.
     mutating func resetStream(_ streamID: UInt32, code: HTTP2ErrorCode, reason: String,
                               output: inout [UInt8], actions: inout [HTTP2ConnectionAction]) {
+        guard streamID < nextStreamID else { return }
         HTTP2Frame.rstStream(streamID: streamID, code: code).serialize(into: &output)
         if streams.removeValue(forKey: streamID) != nil {
             actions.append(.streamFailed(streamID: streamID, HTTP2StreamFailure(code: code, retryable: false, reason: reason)))
@@ -211,16 +218,21 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     /// size allow.
     mutating func flush(_ streamID: UInt32, into output: inout [UInt8]) {
         guard var stream = streams[streamID] else { return }
-        while !stream.pendingBody.isEmpty || (stream.pendingEnd && !stream.localClosed) {
-            let allowed = Swift.min(stream.pendingBody.count, stream.sendWindow, connectionSendWindow, peerMaxFrameSize)
-            if allowed <= 0, !stream.pendingBody.isEmpty { break }
-            let chunk = Array(stream.pendingBody.prefix(Swift.max(allowed, 0)))
-            stream.pendingBody.removeFirst(chunk.count)
-            stream.sendWindow -= chunk.count
-            connectionSendWindow -= chunk.count
-            let last = stream.pendingBody.isEmpty && stream.pendingEnd
+        while stream.pendingCount > 0 || (stream.pendingEnd && !stream.localClosed) {
+            let allowed = Swift.min(stream.pendingCount, stream.sendWindow, connectionSendWindow, peerMaxFrameSize)
+            if allowed <= 0, stream.pendingCount > 0 { break }
+            let count = Swift.max(allowed, 0)
+            let chunk = Array(stream.pendingBody[stream.pendingStart..<(stream.pendingStart + count)])
+            stream.pendingStart += count
+            stream.sendWindow -= count
+            connectionSendWindow -= count
+            let last = stream.pendingCount == 0 && stream.pendingEnd
             if last { stream.localClosed = true }
             HTTP2Frame.data(streamID: streamID, data: chunk, endStream: last).serialize(into: &output)
+        }
+        if stream.pendingCount == 0 {
+            stream.pendingBody = []
+            stream.pendingStart = 0
         }
         streams[streamID] = stream
     }

@@ -18,8 +18,12 @@ struct HTTP2StreamState: Sendable {
     var receivedSinceUpdate = 0
     /// How many more octets this side may send on this stream (may go negative, §6.9.2).
     var sendWindow: Int
-    /// Request body octets waiting for flow-control window.
+    /// Request body octets waiting for flow-control window, from `pendingStart`.
     var pendingBody: [UInt8] = []
+    /// The first octet of `pendingBody` not written yet.
+    var pendingStart = 0
+    /// The number of pending octets.
+    var pendingCount: Int { pendingBody.count - pendingStart }
     /// Whether END_STREAM follows the pending body.
     var pendingEnd = false
 

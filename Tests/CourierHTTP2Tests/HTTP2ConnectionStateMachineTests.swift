@@ -274,3 +274,29 @@ struct HTTP2ConnectionStateMachineTests {
         }
     }
 }
+
+@Suite("HTTP/2 connection state machine, edges")
+struct HTTP2ConnectionStateMachineEdgeTests {
+    @Test("a bad PRIORITY frame on a stream never opened is ignored, not answered with RST_STREAM")
+    func priorityOnIdleStream() throws {
+        var peer = try HTTP2ConnectionTestPeer()
+        let actions = peer.machine.receive(rawFrame(type: HTTP2Wire.priority, streamID: 41, payload: [0, 0, 0, 1]))
+        #expect(actions.isEmpty)
+        #expect(!peer.machine.isClosed)
+    }
+
+    @Test("a large request body is written in frames of the peer's maximum size as windows open, every octet once")
+    func largeBody() throws {
+        var peer = try HTTP2ConnectionTestPeer(serverSettings: [HTTP2Setting(.initialWindowSize, 0x7fff_ffff)])
+        _ = peer.machine.receive(HTTP2Frame.windowUpdate(streamID: 0, increment: 0x7fff_ffff - 65_535).serialized)
+        let id = try peer.get(endStream: false)
+        let body = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        var sent = try peer.frames(peer.machine.sendBody(streamID: id, Array(body[..<400_000]), endStream: false))
+        sent += try peer.frames(peer.machine.sendBody(streamID: id, Array(body[400_000...]), endStream: true))
+        var received: [UInt8] = []
+        for case .data(_, let data, _, _) in sent { received += data }
+        #expect(received == body)
+        #expect(sent.allSatisfy { $0.flowControlledLength <= 16_384 })
+        guard case .data(_, _, true, _) = sent.last else { Issue.record("no END_STREAM"); return }
+    }
+}
