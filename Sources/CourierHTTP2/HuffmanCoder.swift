@@ -47,33 +47,23 @@ enum HuffmanCoder {
     static func decode<C: Collection<UInt8>>(_ bytes: C, maxLength: Int, into output: inout [UInt8]) throws(HPACKError) {
         let tree = HuffmanTree.shared
         var node = 0
-        var bitsSinceSymbol = 0
-        var onlyOnes = true
         var produced = 0
         for byte in bytes {
-            var shift = 7
-            while shift >= 0 {
-                let bit = Int((byte >> UInt8(shift)) & 1)
-                shift -= 1
-                let next = tree.children[node &* 2 &+ bit]
-                bitsSinceSymbol += 1
-                onlyOnes = onlyOnes && bit == 1
-                if next >= 0 {
-                    node = Int(next)
-                    continue
+            var shift: UInt8 = 4
+            for _ in 0..<2 {
+                let entry = tree.transitions[node &* 16 &+ Int((byte >> shift) & 0x0f)]
+                shift = 0
+                if entry & HuffmanTree.readsEOS != 0 { throw .huffmanEOS }
+                if entry & HuffmanTree.emitsSymbol != 0 {
+                    guard produced < maxLength else { throw HPACKError.stringTooLong.with("over \(maxLength) octets") }
+                    output.append(UInt8(truncatingIfNeeded: entry >> 16))
+                    produced += 1
                 }
-                let symbol = Int(-next) - 1
-                if symbol == HuffmanCode.eos { throw .huffmanEOS }
-                guard produced < maxLength else { throw HPACKError.stringTooLong.with("over \(maxLength) octets") }
-                output.append(UInt8(symbol))
-                produced += 1
-                node = 0
-                bitsSinceSymbol = 0
-                onlyOnes = true
+                node = Int(entry & 0xff)
             }
         }
-        guard bitsSinceSymbol <= 7, onlyOnes else {
-            throw HPACKError.invalidHuffmanPadding.with("\(bitsSinceSymbol) trailing bits")
+        guard tree.acceptsEnd[node] else {
+            throw HPACKError.invalidHuffmanPadding.with("the data does not end on a symbol boundary padded with 1 bits")
         }
     }
 }

@@ -133,3 +133,57 @@ struct HuffmanCodeTests {
         }
     }
 }
+
+@Suite("HPACK Huffman decoder against a bit-by-bit oracle")
+struct HuffmanOracleTests {
+    /// Walks the tree one bit at a time (the definition), independent of the nibble table.
+    static func reference(_ bytes: [UInt8]) -> Result<[UInt8], HPACKError> {
+        let children = HuffmanTree.shared.children
+        var node = 0, depth = 0, onlyOnes = true
+        var output: [UInt8] = []
+        for byte in bytes {
+            for shift in stride(from: 7, through: 0, by: -1) {
+                let bit = Int(byte >> UInt8(shift)) & 1
+                depth += 1
+                onlyOnes = onlyOnes && bit == 1
+                let next = children[node * 2 + bit]
+                if next >= 0 { node = Int(next); continue }
+                if -next - 1 == 256 { return .failure(.huffmanEOS) }
+                output.append(UInt8(-next - 1))
+                node = 0; depth = 0; onlyOnes = true
+            }
+        }
+        return depth <= 7 && onlyOnes ? .success(output) : .failure(.invalidHuffmanPadding)
+    }
+
+    static func decoded(_ bytes: [UInt8]) -> Result<[UInt8], HPACKError> {
+        var output: [UInt8] = []
+        do {
+            try HuffmanCoder.decode(bytes, maxLength: .max, into: &output)
+            return .success(output)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test("every 1- and 2-octet input, and 20,000 random longer ones, decode exactly as the oracle says")
+    func exhaustive() {
+        var mismatches = 0
+        for first in 0...255 {
+            if Self.decoded([UInt8(first)]) != Self.reference([UInt8(first)]) { mismatches += 1 }
+            for second in 0...255 {
+                let input = [UInt8(first), UInt8(second)]
+                if Self.decoded(input) != Self.reference(input) { mismatches += 1 }
+            }
+        }
+        var random = SeededGenerator(seed: 30)
+        for _ in 0..<20_000 {
+            // Mostly ones, so that long codes and EOS come up often.
+            let input = (0..<Int.random(in: 3...12, using: &random)).map { _ in
+                Bool.random(using: &random) ? 0xff : UInt8.random(in: 0...255, using: &random)
+            }
+            if Self.decoded(input) != Self.reference(input) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+}
