@@ -102,9 +102,9 @@ public struct HPACKEncoder: Sendable {
             HPACKInteger.encode(nameIndex, prefixBits: 4, firstByte: 0x00, into: &output)
         }
         if nameIndex == 0 {
-            HPACKString.encode(field.name.utf8, huffman: huffman, into: &output)
+            HPACKString.encode(field.name, huffman: huffman, into: &output)
         }
-        HPACKString.encode(field.value.utf8, huffman: huffman, into: &output)
+        HPACKString.encode(field.value, huffman: huffman, into: &output)
         if indexes {
             table.insert(field)
         }

@@ -1,22 +1,25 @@
 /// HPACK string literal representation (RFC 7541 §5.2): an H bit, a 7-bit-prefix length,
 /// then the octets, raw or Huffman-encoded.
 enum HPACKString {
-    /// Appends `bytes` as a string literal.
+    /// Appends `text`'s UTF-8 octets as a string literal.
     /// - Parameters:
-    ///   - bytes: The octets.
+    ///   - text: The string.
     ///   - huffman: `.whenNotLonger` uses the Huffman code when it is not longer.
     ///   - output: The buffer to append to.
-    static func encode<C: Collection<UInt8>>(_ bytes: C, huffman: HPACKHuffmanPolicy, into output: inout [UInt8]) {
-        if huffman == .whenNotLonger {
-            let encodedLength = HuffmanCoder.encodedLength(bytes)
-            if encodedLength <= bytes.count {
-                HPACKInteger.encode(encodedLength, prefixBits: 7, firstByte: 0x80, into: &output)
-                HuffmanCoder.encode(bytes, into: &output)
-                return
+    static func encode(_ text: String, huffman: HPACKHuffmanPolicy, into output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            if huffman == .whenNotLonger {
+                let encodedLength = HuffmanCoder.encodedLength(bytes)
+                if encodedLength <= bytes.count {
+                    HPACKInteger.encode(encodedLength, prefixBits: 7, firstByte: 0x80, into: &output)
+                    HuffmanCoder.encode(bytes, into: &output)
+                    return
+                }
             }
+            HPACKInteger.encode(bytes.count, prefixBits: 7, into: &output)
+            output.append(contentsOf: bytes)
         }
-        HPACKInteger.encode(bytes.count, prefixBits: 7, into: &output)
-        output.append(contentsOf: bytes)
     }
 
     /// Decodes a string literal starting at `position`, and advances past it.

@@ -3,7 +3,7 @@ enum HuffmanCoder {
     /// The encoded length in octets of `bytes`, including the final padding.
     /// - Parameter bytes: The octets to encode.
     /// - Returns: The number of octets `encode(_:into:)` appends.
-    static func encodedLength<C: Collection<UInt8>>(_ bytes: C) -> Int {
+    static func encodedLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var bits = 0
         for byte in bytes {
             bits += Int(HuffmanCode.table[Int(byte)].length)
@@ -16,7 +16,7 @@ enum HuffmanCoder {
     /// - Parameters:
     ///   - bytes: The octets to encode.
     ///   - output: The buffer to append to.
-    static func encode<C: Collection<UInt8>>(_ bytes: C, into output: inout [UInt8]) {
+    static func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         var accumulator: UInt64 = 0
         var pending = 0
         for byte in bytes {
@@ -44,7 +44,7 @@ enum HuffmanCoder {
     /// - Throws: `HPACKError.huffmanEOS` when EOS is decoded, `.invalidHuffmanPadding` when the
     ///   data ends with more than 7 bits or with bits that are not all ones, and
     ///   `.stringTooLong` when more than `maxLength` octets would be produced.
-    static func decode<C: Collection<UInt8>>(_ bytes: C, maxLength: Int, into output: inout [UInt8]) throws(HPACKError) {
+    static func decode(_ bytes: ArraySlice<UInt8>, maxLength: Int, into output: inout [UInt8]) throws(HPACKError) {
         let tree = HuffmanTree.shared
         var node = 0
         var produced = 0
@@ -65,5 +65,20 @@ enum HuffmanCoder {
         guard tree.acceptsEnd[node] else {
             throw HPACKError.invalidHuffmanPadding.with("the data does not end on a symbol boundary padded with 1 bits")
         }
+    }
+
+    /// `encodedLength(_:)` for an array.
+    static func encodedLength(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { encodedLength($0) }
+    }
+
+    /// `encode(_:into:)` for an array.
+    static func encode(_ bytes: [UInt8], into output: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { encode($0, into: &output) }
+    }
+
+    /// `decode(_:maxLength:into:)` for an array.
+    static func decode(_ bytes: [UInt8], maxLength: Int, into output: inout [UInt8]) throws(HPACKError) {
+        try decode(bytes[...], maxLength: maxLength, into: &output)
     }
 }
