@@ -161,6 +161,9 @@ extension HTTP2ConnectionStateMachine {
                   !fields.dropFirst().contains(where: { $0.name.hasPrefix(":") }) else {
                 throw .stream(.protocolError, streamID, "the response head is malformed")
             }
+            if let problem = HTTP2FieldValidation.problem(in: fields, pseudoPrefix: 1) {
+                throw .stream(.protocolError, streamID, "the response head is malformed: \(problem)")
+            }
             if status < 200 {
                 guard status != 101, !endStream else { throw .stream(.protocolError, streamID, "an interim response is malformed") }
                 return
@@ -169,8 +172,8 @@ extension HTTP2ConnectionStateMachine {
             actions.append(.responseHead(streamID: streamID, status: status, fields: Array(fields.dropFirst())))
         case .receivingBody:
             guard endStream else { throw .stream(.protocolError, streamID, "trailers do not end the stream") }
-            guard !fields.contains(where: { $0.name.hasPrefix(":") }) else {
-                throw .stream(.protocolError, streamID, "trailers contain a pseudo-header field")
+            if let problem = HTTP2FieldValidation.problem(in: fields, pseudoPrefix: 0) {
+                throw .stream(.protocolError, streamID, "the trailers are malformed: \(problem)")
             }
             actions.append(.responseTrailers(streamID: streamID, fields))
         }

@@ -300,3 +300,45 @@ struct HTTP2ConnectionStateMachineEdgeTests {
         guard case .data(_, _, true, _) = sent.last else { Issue.record("no END_STREAM"); return }
     }
 }
+
+@Suite("HTTP/2 malformed responses (RFC 9113 §8.2)")
+struct HTTP2MalformedResponseTests {
+    @Test("uppercase names, connection-specific fields, CR/LF/NUL or padded values, and a bad te reset the stream")
+    func malformedHeads() throws {
+        let cases: [(HPACKHeaderField, String)] = [
+            (field("Content-Type", "x"), "a field name is not a lowercase token"),
+            (field("bad name", "x"), "a field name is not a lowercase token"),
+            (field("x-a", "one\r\nset-cookie: injected"), "a field value contains NUL, CR or LF, or surrounding whitespace"),
+            (field("x-a", "nul\u{0}"), "a field value contains NUL, CR or LF, or surrounding whitespace"),
+            (field("x-a", " padded"), "a field value contains NUL, CR or LF, or surrounding whitespace"),
+            (field("connection", "keep-alive"), "a connection-specific field is present"),
+            (field("transfer-encoding", "chunked"), "a connection-specific field is present"),
+            (field("te", "gzip"), "a te field is not \"trailers\""),
+        ]
+        var peer = try HTTP2ConnectionTestPeer()
+        for (bad, reason) in cases {
+            let id = try peer.get()
+            let actions = peer.machine.receive(peer.headers(id, [field(":status", "200"), bad]))
+            #expect(try peer.frames(actions) == [.rstStream(streamID: id, code: .protocolError)])
+            #expect(peer.events(actions) == [.streamFailed(streamID: id, HTTP2StreamFailure(
+                code: .protocolError, retryable: false, reason: "the response head is malformed: " + reason))])
+        }
+        let id = try peer.get()
+        let good = peer.machine.receive(peer.headers(id, [field(":status", "200"), field("te", "trailers"), field("x-a", "in ner")], endStream: true))
+        #expect(peer.events(good) == [.responseHead(streamID: id, status: 200, fields: [field("te", "trailers"), field("x-a", "in ner")]),
+                                      .streamFinished(streamID: id)])
+    }
+
+    @Test("trailers with a pseudo-header field or an uppercase name reset the stream")
+    func malformedTrailers() throws {
+        var peer = try HTTP2ConnectionTestPeer()
+        for bad in [field(":status", "200"), field("X-Trailer", "1")] {
+            let id = try peer.get()
+            _ = peer.machine.receive(peer.headers(id, [field(":status", "200")]))
+            let actions = peer.machine.receive(peer.headers(id, [bad], endStream: true))
+            #expect(try peer.frames(actions) == [.rstStream(streamID: id, code: .protocolError)])
+            guard case .streamFailed(id, let failure) = peer.events(actions).first else { Issue.record("no failure"); continue }
+            #expect(failure.reason.hasPrefix("the trailers are malformed"))
+        }
+    }
+}
