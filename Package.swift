@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "CourierWire", dependencies: ["CLinuxSystem"]),
         // HTTP/1.1 wire format: head parsing, body framing, chunked coding, gzip/deflate.
         .target(name: "CourierHTTP1", dependencies: ["CZlib"]),
+        // HTTP/2 wire format: HPACK (RFC 7541) and frames (RFC 9113), pure values with no I/O.
+        .target(name: "CourierHTTP2", exclude: ["DESIGN.md"]),
         // TLS client sessions over OpenSSL memory BIOs.
         .target(name: "CourierTLS", dependencies: ["COpenSSL"]),
         // The HTTP connection framework.
@@ -53,6 +55,7 @@ let package = Package(
         .target(name: "CTestConcurrency", path: "Tests/CTestConcurrency"),
         .testTarget(name: "CourierWireTests", dependencies: ["CTestConcurrency", "CourierWire", "CLinuxSystem", "CourierTestServer"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CTestConcurrency", "CourierHTTP1"]),
+        .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierHTTP2"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestServer"]),
         .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "Courier", "CourierTestServer"]),

@@ -1,0 +1,50 @@
+/// The field rules of RFC 9113 §8.2 that make a received message malformed, checked on every
+/// decoded response head and trailer section before it is reported.
+enum HTTP2FieldValidation {
+    /// Connection-specific fields, which HTTP/2 forbids (§8.2.2).
+    private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+
+    /// Why `fields` are malformed, or `nil` when they are well-formed.
+    ///
+    /// Checks: names are non-empty lowercase tokens (a leading `:` only for pseudo-header
+    /// fields, which are only allowed where `allowPseudo` says); values contain no NUL, CR or
+    /// LF and neither start nor end with a space or tab; no connection-specific field; `te`
+    /// only as `trailers`.
+    /// - Parameters:
+    ///   - fields: The decoded fields, in order.
+    ///   - pseudoPrefix: How many leading fields may be pseudo-header fields.
+    /// - Returns: A fixed sentence, or `nil`.
+    static func problem(in fields: [HPACKHeaderField], pseudoPrefix: Int) -> String? {
+        for (position, field) in fields.enumerated() {
+            var name = Substring(field.name)
+            if name.hasPrefix(":") {
+                guard position < pseudoPrefix else { return "a pseudo-header field is misplaced" }
+                name = name.dropFirst()
+            }
+            guard !name.isEmpty, name.utf8.allSatisfy(isLowercaseTokenOctet) else { return "a field name is not a lowercase token" }
+            guard isValidValue(field.value) else { return "a field value contains NUL, CR or LF, or surrounding whitespace" }
+            if connectionSpecific.contains(field.name) { return "a connection-specific field is present" }
+            if field.name == "te", field.value != "trailers" { return "a te field is not \"trailers\"" }
+        }
+        return nil
+    }
+
+    /// Token octets (RFC 9110 §5.6.2) without uppercase letters.
+    private static func isLowercaseTokenOctet(_ octet: UInt8) -> Bool {
+        switch octet {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    private static func isValidValue(_ value: String) -> Bool {
+        let octets = value.utf8
+        if let first = octets.first, first == 0x20 || first == 0x09 { return false }
+        if let last = octets.last, last == 0x20 || last == 0x09 { return false }
+        return !octets.contains { $0 == 0 || $0 == 0x0a || $0 == 0x0d }
+    }
+}
