@@ -34,6 +34,24 @@ struct LoopExecutorTests {
         #expect(two.preferredTaskExecutor(for: URL(string: "http://127.0.0.1:1/")) is EventLoop)
     }
 
+    @Test("while a request waits for its response, the transport prefers no executor: concurrent pipelines spread over the global one")
+    func busyTransportPrefersGlobal() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let transport = leaks.native()
+            #expect(transport.preferredTaskExecutor(for: server.baseURL) != nil)
+            let slow = Task {
+                try await transport.send(TransportRequest(method: .get, url: server.url("/delay/400")), observer: IgnoringTransportObserver())
+            }
+            #expect(await eventually { transport.preferredTaskExecutor(for: server.baseURL) == nil })
+            #expect(try await slow.value.status.code == 200)
+            #expect(transport.preferredTaskExecutor(for: server.baseURL) != nil)
+            transport.shutdown()
+        }
+    }
+
     @Test("a request's pipeline runs on the loop (start and finish events are reported there), and with a disk cache it does not")
     func pipelineOnLoop() async throws {
         let server = try TestServer()

@@ -62,6 +62,8 @@ public final class NativeTransport: Transport {
     private let contexts: [LoopBound<NativeLoopContext>]
     private let state = Mutex(State())
     private let tls: NativeTLSProvider
+    /// Requests sent and not yet answered with a head (a hint for ``preferredTaskExecutor(for:)``).
+    private let inFlight = Atomic<Int>(0)
 
     /// Creates a transport with its own event loops and pools.
     /// - Parameter configuration: the settings; ``Configuration/init(maxConnectionsPerHost:idleTimeout:connectTimeout:tls:decompression:maxDecompressedBytes:maxDecompressionRatio:maxHeadBytes:maxHeaderFields:loopCount:)``
@@ -137,6 +139,8 @@ public final class NativeTransport: Transport {
     /// Runs one exchange on the pool's loop; with a `stream`, it returns at the head.
     private func exchange(_ request: TransportRequest, observer: any TransportObserver,
                           stream: BodyStreamBuffer?) async throws(HTTPConnectionError) -> HTTPResponse {
+        inFlight.add(1, ordering: .relaxed)
+        defer { inFlight.subtract(1, ordering: .relaxed) }
         let target = try NativeRequestTarget(url: request.url)
         let handle = try pool(for: target.key)
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
@@ -170,13 +174,17 @@ public final class NativeTransport: Transport {
         return try outcome.get()
     }
 
-    /// The event loop that owns `origin`'s pool (or, before the pool exists, the loop it will
-    /// get; with one loop, always that loop), so that requests run on the thread that does
-    /// their I/O. `nil` when the transport could not start or has shut down.
+    /// For a request that would be the only one in flight, the event loop that owns `origin`'s
+    /// pool (or, before the pool exists, the loop it will get; with one loop, always that loop),
+    /// so that it runs on the thread that does its I/O and resumes without a thread wake-up.
+    /// While other requests are in flight, `nil`: their pipelines then spread over Swift's
+    /// global executor instead of queueing on the loop (measured: 12% less CPU per request for
+    /// sequential requests on the loop, 14% more at 16 in flight). `nil` also when the
+    /// transport could not start or has shut down.
     /// - Parameter origin: a URL on the origin, or `nil` when unknown.
-    /// - Returns: the loop, as a task executor.
+    /// - Returns: the loop, as a task executor, or `nil`.
     public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? {
-        guard startupError == nil, !contexts.isEmpty else { return nil }
+        guard startupError == nil, !contexts.isEmpty, inFlight.load(ordering: .relaxed) == 0 else { return nil }
         if contexts.count == 1 { return contexts[0].loop }
         let key = origin.flatMap { try? NativeRequestTarget(url: $0).key }
         return state.withLock { state -> EventLoop? in
