@@ -159,7 +159,13 @@ public final class NativeTransport: Transport {
             await withUnsafeContinuation { (continuation: NativeExchange.Continuation) in
                 if loop.inEventLoop, loop.isRunning {
                     // Already on the pool's loop (the request runs on it as its task executor),
-                    // at the top of a job: start at once, without a turn of the loop.
+                    // at the top of a job: start at once, without a turn of the loop. A task
+                    // cancelled before it got here never reaches the server (its cancel handler
+                    // below is still queued on the loop, behind this job).
+                    if Task.isCancelled {
+                        continuation.resume(returning: .failure(.cancelled))
+                        return
+                    }
                     pool.value.start(exchange, continuation: continuation, selfBound: pool)
                     return
                 }
