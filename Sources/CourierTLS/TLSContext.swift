@@ -11,7 +11,8 @@ import Foundation
 ///
 /// Settings applied to every session: TLS 1.2 or the configured minimum,
 /// OpenSSL's default cipher suites and security level, no TLS compression, no
-/// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, and
+/// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, the
+/// client identity (certificate chain and key) when the configuration has one, and
 /// `SSL_MODE_RELEASE_BUFFERS` (idle pooled connections release their record
 /// buffers).
 ///
