@@ -15,6 +15,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case cannotResolveHost, cannotConnect, timedOut, connectionLost, staleConnection, cancelled
         case badResponse, headTooLarge, unacceptableStatus, bodyTooLarge, decodingFailed, decompressionFailed
         case untrustedCertificate, expiredCertificate, hostnameMismatch, pinMismatch, tlsFailed
+        case clientCertificateRequired, clientCertificateRejected, clientKeyMismatch, clientKeyPassphraseIncorrect
         case deadlineExceeded, tooManyRedirects, redirectCycle, redirectRefused
         case notCached, authenticationFailed, transportFailed, unsupportedByTransport
     }
@@ -85,6 +86,16 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     public static let pinMismatch = Self(.pinMismatch)
     /// The TLS handshake or session failed for another reason.
     public static let tlsFailed = Self(.tlsFailed)
+    /// The server requires a client certificate and ``TLSOptions/clientIdentity`` is `nil`.
+    public static let clientCertificateRequired = Self(.clientCertificateRequired)
+    /// The server refused the client certificate of ``TLSOptions/clientIdentity`` (an unknown
+    /// issuer, an expired or revoked certificate, or access denied).
+    public static let clientCertificateRejected = Self(.clientCertificateRejected)
+    /// The private key of a ``TLSOptions/ClientIdentity`` is not the key of its certificate.
+    public static let clientKeyMismatch = Self(.clientKeyMismatch)
+    /// The private key of a ``TLSOptions/ClientIdentity`` is encrypted and its passphrase is
+    /// missing or wrong.
+    public static let clientKeyPassphraseIncorrect = Self(.clientKeyPassphraseIncorrect)
     /// The whole-request deadline passed.
     public static let deadlineExceeded = Self(.deadlineExceeded)
     /// More redirects than the limit.
@@ -109,9 +120,13 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         Self(.unacceptableStatus, detail: nil, response: response)
     }
 
-    /// Whether the failure is about the server's certificate (never worth retrying).
+    /// Whether the failure is about a certificate: the server's (untrusted, expired, another
+    /// host's, unpinned), or the client's own identity (required, rejected, a key that does not
+    /// match or cannot be decrypted). Never worth retrying: the next attempt meets the same one.
     public var isCertificateFailure: Bool {
-        [.untrustedCertificate, .expiredCertificate, .hostnameMismatch, .pinMismatch].contains(code)
+        [.untrustedCertificate, .expiredCertificate, .hostnameMismatch, .pinMismatch,
+         .clientCertificateRequired, .clientCertificateRejected, .clientKeyMismatch,
+         .clientKeyPassphraseIncorrect].contains(code)
     }
 
     /// A plain sentence: what happened, then the specifics.
@@ -147,6 +162,10 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .hostnameMismatch: "The server's certificate does not match the host name"
         case .pinMismatch: "The server's certificate matches no pinned certificate or key"
         case .tlsFailed: "The secure connection failed"
+        case .clientCertificateRequired: "The server requires a client certificate and none is configured"
+        case .clientCertificateRejected: "The server rejected the client certificate"
+        case .clientKeyMismatch: "The client private key does not match the client certificate"
+        case .clientKeyPassphraseIncorrect: "The client private key's passphrase is missing or wrong"
         case .deadlineExceeded: "The request's deadline passed"
         case .tooManyRedirects: "Too many redirects"
         case .redirectCycle: "The redirects form a cycle"

@@ -39,6 +39,17 @@ enum OpenSSL {
         _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_SESS_CACHE_MODE, Int(mode), nil)
     }
 
+    /// `SSL_CTX_add1_chain_cert(ctx, x509)`: adds an intermediate certificate to the chain
+    /// sent with the context's own certificate; the context takes a reference of its own.
+    ///
+    /// - Parameters:
+    ///   - context: the `SSL_CTX` to configure.
+    ///   - certificate: the `X509` to add.
+    /// - Returns: `true` when OpenSSL accepted it.
+    static func addChainCertificate(_ context: OpaquePointer, _ certificate: OpaquePointer) -> Bool {
+        SSL_CTX_ctrl(context, SSL_CTRL_CHAIN_CERT, 1, UnsafeMutableRawPointer(certificate)) == 1
+    }
+
     // MARK: - Connection settings
 
     /// `SSL_set_tlsext_host_name(ssl, name)`: the Server Name Indication sent in the ClientHello.

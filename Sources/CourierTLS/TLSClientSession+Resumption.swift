@@ -20,12 +20,9 @@ extension TLSClientSession {
         return 1
     }
 
-    /// Registers the session with its `SSL` object and offers the newest cached session for the
-    /// peer, if resumption is on and one is usable.
+    /// Offers the newest cached session for the peer, if resumption is on and one is usable.
     func offerCachedSession() {
         guard let sessionCache else { return }
-        // Unretained: the SSL object, and with it every callback, lives no longer than `self`.
-        SSL_set_ex_data(ssl, Self.ownerIndex, Unmanaged.passUnretained(self).toOpaque())
         guard let cached = sessionCache.take(for: peer) else { return }
         // SSL_set_session takes a reference of its own; `cached` releases the cache's.
         offeredResumption = SSL_set_session(ssl, cached.pointer) == 1
@@ -45,9 +42,14 @@ extension TLSClientSession {
         }
     }
 
-    /// Moves the sessions issued during the handshake into the cache, now that every check passed.
+    /// Moves the sessions issued during the handshake into the cache, now that every check passed,
+    /// after telling the cache whether the session offered (if any) was resumed.
     func cacheVerifiedSessions() {
-        guard let sessionCache, !unverifiedSessions.isEmpty else { return }
+        guard let sessionCache else { return }
+        if offeredResumption {
+            sessionCache.offerEnded(resumed: SSL_session_reused(ssl) == 1, for: peer)
+        }
+        guard !unverifiedSessions.isEmpty else { return }
         for cached in unverifiedSessions {
             SSL_SESSION_up_ref(cached.pointer)
             sessionCache.insert(owning: cached.pointer, for: peer)

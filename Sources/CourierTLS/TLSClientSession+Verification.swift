@@ -115,6 +115,9 @@ extension TLSClientSession {
             let text = "\(OpenSSL.verifyErrorString(verifyResult)) (verify result \(verifyResult))\(queueText)"
             return Self.verificationError(verifyResult).with(detail: text, verifyResult: verifyResult)
         }
+        if let clientCertificateError = clientCertificateError(reasons: reasons) {
+            return clientCertificateError.with(detail: clientCertificateError.detail + queueText)
+        }
         let versionReasons: Set<Int32> = [SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
                                           SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_VERSION_TOO_LOW]
         if versionReasons.contains(reasons.first) || versionReasons.contains(reasons.last) {
@@ -139,6 +142,10 @@ extension TLSClientSession {
         let queue = OpenSSL.drainErrorQueue()
         if reasons.last == SSL_R_UNEXPECTED_EOF_WHILE_READING || (code == SSL_ERROR_SYSCALL && queue.isEmpty) {
             return TLSError.uncleanShutdown.with(detail: "the server closed the connection without close_notify")
+        }
+        // Under TLS 1.3 the server judges the client certificate after the client's handshake ended.
+        if let clientCertificateError = clientCertificateError(reasons: reasons) {
+            return clientCertificateError
         }
         return TLSError.protocolError.with(detail: "SSL error \(code)" + (queue.isEmpty ? "" : "; OpenSSL: \(queue)"))
     }

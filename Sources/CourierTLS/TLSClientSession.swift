@@ -70,6 +70,8 @@ public final class TLSClientSession {
     public internal(set) var offeredResumption = false
     /// Sessions issued during the handshake (TLS 1.2), cached only once every check passed.
     var unverifiedSessions: [CachedSession] = []
+    /// Whether the server sent a CertificateRequest (see ``certificateRequestedCallback``).
+    var serverRequestedCertificate = false
 
     var handshakeComplete = false
     private var sentCloseNotify = false
@@ -130,6 +132,8 @@ public final class TLSClientSession {
         self.sessionCache = context.sessionCache
 
         // From here on, deinit frees `ssl` if configuring it fails.
+        // Unretained: the SSL object, and with it every callback, lives no longer than `self`.
+        SSL_set_ex_data(ssl, Self.ownerIndex, Unmanaged.passUnretained(self).toOpaque())
         try configureServerName()
         offerCachedSession()
     }

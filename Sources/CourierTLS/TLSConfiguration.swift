@@ -71,6 +71,12 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// are still checked on a resumed session, against the certificate of the
     /// handshake that created it. Default: `true`.
     public var resumesSessions: Bool
+    /// The certificate and key presented when a server asks for a client certificate
+    /// (mutual TLS); `nil` sends none. Default: `nil`.
+    ///
+    /// A context holds one identity, and its sessions were made with it, so a session is
+    /// never resumed under another identity.
+    public var clientIdentity: TLSClientIdentity?
 
     /// Creates a configuration.
     ///
@@ -82,13 +88,15 @@ public struct TLSConfiguration: Sendable, Hashable {
     ///   - pins: pins on the leaf certificate. Default: `[]`.
     ///   - applicationProtocols: the ALPN protocols to offer. Default: `["http/1.1"]`.
     ///   - resumesSessions: keep and resume sessions. Default: `true`.
+    ///   - clientIdentity: the client certificate and key for mutual TLS. Default: `nil`.
     public init(trustRoots: TrustRoots = .system,
                 minimumVersion: TLSVersion = .tls1_2,
                 verifyCertificate: Bool = true,
                 verifyHostname: Bool = true,
                 pins: [CertificatePin] = [],
                 applicationProtocols: [String] = ["http/1.1"],
-                resumesSessions: Bool = true) {
+                resumesSessions: Bool = true,
+                clientIdentity: TLSClientIdentity? = nil) {
         self.trustRoots = trustRoots
         self.minimumVersion = minimumVersion
         self.verifyCertificate = verifyCertificate
@@ -96,6 +104,7 @@ public struct TLSConfiguration: Sendable, Hashable {
         self.pins = pins
         self.applicationProtocols = applicationProtocols
         self.resumesSessions = resumesSessions
+        self.clientIdentity = clientIdentity
     }
 
     /// The length of a SHA-256 digest, the only length a pin can have.

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// Settings applied to every session: TLS 1.2 or the configured minimum,
 /// OpenSSL's default cipher suites and security level, no TLS compression, no
-/// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, and
+/// TLS 1.2 renegotiation, peer verification per the configuration, ALPN, the
+/// client identity (certificate chain and key) when the configuration has one, and
 /// `SSL_MODE_RELEASE_BUFFERS` (idle pooled connections release their record
 /// buffers).
 ///
@@ -43,6 +44,8 @@ public final class TLSContext: Sendable {
     /// - Throws: ``TLSError/invalidConfiguration`` if the configuration fails
     ///   ``TLSConfiguration/validate()``, a PEM bundle holds no readable
     ///   certificate, or an ALPN protocol name is empty or longer than 255 bytes;
+    ///   ``TLSError/clientKeyMismatch`` or ``TLSError/clientKeyPassphraseIncorrect``
+    ///   for a ``TLSConfiguration/clientIdentity`` that cannot be used;
     ///   ``TLSError/internalError`` if OpenSSL cannot create the context.
     public init(configuration: TLSConfiguration) throws(TLSError) {
         try configuration.validate()
@@ -97,6 +100,12 @@ public final class TLSContext: Sendable {
             try loadTrustRoots(pem: pem, into: context)
         }
 
+        if let identity = configuration.clientIdentity {
+            // The context keeps references of its own; the parsed copies go when this returns.
+            try TLSClientCredentials(identity).install(into: context)
+        }
+        SSL_CTX_set_cert_cb(context, TLSClientSession.certificateRequestedCallback, nil)
+
         if !configuration.applicationProtocols.isEmpty {
             let wire = try alpnWireFormat(configuration.applicationProtocols)
             let failed = wire.withUnsafeBufferPointer { buffer in
@@ -121,34 +130,16 @@ public final class TLSContext: Sendable {
         guard let store = SSL_CTX_get_cert_store(context) else {
             throw TLSError.internalError.with(detail: "the context has no certificate store")
         }
-        guard !pem.isEmpty, pem.count <= Int(Int32.max) else {
-            throw TLSError.invalidConfiguration.with(detail: "the PEM trust bundle is empty or too large")
-        }
-        ERR_clear_error()
-        let loaded: Int? = pem.withUnsafeBytes { bytes -> Int? in
-            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
-            defer { BIO_free(bio) }
-            var count = 0
-            // Bounded by the input: every iteration consumes at least one PEM block.
-            while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
-                let added = X509_STORE_add_cert(store, certificate)
-                X509_free(certificate)
-                // Adding the same certificate twice is harmless; anything else is not.
-                if added != 1 && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_CERT_ALREADY_IN_HASH_TABLE {
-                    return nil
-                }
-                ERR_clear_error()
-                count += 1
+        let certificates = try PEMCertificates.read(pem, what: "the PEM trust bundle")
+        defer { certificates.forEach { X509_free($0) } }
+        for certificate in certificates {
+            ERR_clear_error()
+            // Adding the same certificate twice is harmless; anything else is not.
+            if X509_STORE_add_cert(store, certificate) != 1
+                && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_CERT_ALREADY_IN_HASH_TABLE {
+                throw TLSError.invalidConfiguration.with(
+                    detail: "cannot add a trusted certificate: \(OpenSSL.drainErrorQueue())")
             }
-            // The loop ends with "no start line" at the end of the input; any
-            // other error means a damaged certificate block.
-            guard OpenSSL.peekErrorReasons().last == PEM_R_NO_START_LINE else { return nil }
-            return count
-        }
-        guard let loaded, loaded > 0 else {
-            let queue = OpenSSL.drainErrorQueue()
-            throw TLSError.invalidConfiguration.with(
-                detail: "the PEM trust bundle holds no readable certificate" + (queue.isEmpty ? "" : " (\(queue))"))
         }
         ERR_clear_error()
     }

@@ -27,6 +27,10 @@ public struct TLSError: Error, Sendable, Equatable, CustomStringConvertible {
         case uncleanShutdown
         case invalidState
         case internalError
+        case clientCertificateRequired
+        case clientCertificateRejected
+        case clientKeyMismatch
+        case clientKeyPassphraseIncorrect
     }
 
     private let code: Code
@@ -79,6 +83,22 @@ public struct TLSError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let invalidState = TLSError(.invalidState)
     /// OpenSSL failed unexpectedly (typically an allocation failure).
     public static let internalError = TLSError(.internalError)
+    /// The server asked for a client certificate and the configuration has none
+    /// (see ``TLSConfiguration/clientIdentity``): it ended the handshake with a
+    /// `certificate_required` alert (TLS 1.3) or with a fatal alert after asking.
+    public static let clientCertificateRequired = TLSError(.clientCertificateRequired)
+    /// The server refused the client certificate that was sent: it answered it
+    /// with a certificate alert (`bad_certificate`, `unknown_ca`,
+    /// `certificate_expired`, `access_denied`, ...). Under TLS 1.3 the alert
+    /// arrives after the client finished its handshake, so the error surfaces on
+    /// the first read.
+    public static let clientCertificateRejected = TLSError(.clientCertificateRejected)
+    /// The client private key does not belong to the client certificate (the
+    /// first certificate of the chain). Found when the identity is loaded.
+    public static let clientKeyMismatch = TLSError(.clientKeyMismatch)
+    /// The client private key is encrypted and the passphrase is missing or
+    /// does not decrypt it. Found when the identity is loaded.
+    public static let clientKeyPassphraseIncorrect = TLSError(.clientKeyPassphraseIncorrect)
 
     /// Returns this kind of error with a detail message and verification result.
     ///
@@ -124,6 +144,10 @@ public struct TLSError: Error, Sendable, Equatable, CustomStringConvertible {
         case .uncleanShutdown: "TLS connection closed without close_notify"
         case .invalidState: "TLS session is not in a state that allows this call"
         case .internalError: "TLS internal error"
+        case .clientCertificateRequired: "TLS server requires a client certificate and none is configured"
+        case .clientCertificateRejected: "TLS server rejected the client certificate"
+        case .clientKeyMismatch: "TLS client private key does not match the client certificate"
+        case .clientKeyPassphraseIncorrect: "TLS client private key passphrase is missing or wrong"
         }
     }
 

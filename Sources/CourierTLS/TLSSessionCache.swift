@@ -46,6 +46,16 @@ final class TLSSessionCache: Sendable {
         return store.withLock { $0.take(for: peer, now: now) }
     }
 
+    /// Records whether a peer resumed the session a handshake offered; a peer that keeps
+    /// refusing has nothing stored for a while (see ``TLSSessionStore``).
+    /// - Parameters:
+    ///   - resumed: whether the offered session was resumed.
+    ///   - peer: the peer.
+    func offerEnded(resumed: Bool, for peer: String) {
+        let now = Self.now()
+        store.withLock { $0.offerEnded(resumed: resumed, for: peer, now: now) }
+    }
+
     /// Forgets every session of a peer.
     /// - Parameter peer: the peer.
     func removeAll(for peer: String) {

@@ -10,6 +10,10 @@
 /// - A single-use session (a TLS 1.3 ticket, RFC 8446 §C.4) leaves the store when it is taken;
 ///   a reusable one (a TLS 1.2 session id or ticket) stays until it expires or is replaced.
 /// - ``removeAll(for:)`` forgets a peer (after its certificate failed a check).
+/// - A peer that refused ``refusalLimit`` offered sessions in a row (a server that issues
+///   tickets it cannot resume, such as one with its session cache off) has its sessions dropped
+///   and none stored for ``refusalPause`` nanoseconds, so that its connections stop paying for an
+///   offer that never resumes. A resumed session clears the count.
 struct TLSSessionStore<Session> {
     /// A stored session and when it stops being usable.
     struct Entry {
@@ -29,6 +33,13 @@ struct TLSSessionStore<Session> {
 
     private var entries: [String: [Entry]] = [:]
     private var nextSerial: UInt64 = 0
+    /// Per peer: offers refused in a row, and until when nothing is stored for it.
+    private var refusals: [String: (count: Int, pausedUntil: UInt64)] = [:]
+
+    /// Refused offers in a row after which a peer's sessions are no longer stored for a while.
+    static var refusalLimit: Int { 2 }
+    /// How long, in nanoseconds, nothing is stored for a peer that refused too many offers.
+    static var refusalPause: UInt64 { 60 * 1_000_000_000 }
 
     /// The number of sessions stored (expired ones included until they are noticed).
     private(set) var count = 0
@@ -50,7 +61,7 @@ struct TLSSessionStore<Session> {
     ///   - reusable: whether it may be offered more than once.
     ///   - now: the current monotonic time in nanoseconds.
     mutating func insert(_ session: Session, for peer: String, lifetime: UInt64, reusable: Bool, now: UInt64) {
-        guard lifetime > 0 else { return }
+        guard lifetime > 0, !isPaused(peer, now: now) else { return }
         var list = entries[peer] ?? []
         let before = list.count
         list.removeAll { $0.expiry <= now }
@@ -85,6 +96,38 @@ struct TLSSessionStore<Session> {
     /// - Parameter peer: the peer.
     mutating func removeAll(for peer: String) {
         count -= entries.removeValue(forKey: peer)?.count ?? 0
+    }
+
+    /// Records how a handshake that offered a session ended.
+    /// - Parameters:
+    ///   - resumed: whether the server resumed the offered session.
+    ///   - peer: the peer.
+    ///   - now: the current monotonic time in nanoseconds.
+    mutating func offerEnded(resumed: Bool, for peer: String, now: UInt64) {
+        if resumed {
+            refusals[peer] = nil
+            return
+        }
+        let count = (refusals[peer]?.count ?? 0) + 1
+        if refusals[peer] == nil, refusals.count >= capacity {
+            // Bounded like the sessions: drop the peers not paused, then any one.
+            refusals = refusals.filter { $0.value.pausedUntil > now }
+            if refusals.count >= capacity, let any = refusals.first?.key { refusals[any] = nil }
+        }
+        if count >= Self.refusalLimit {
+            removeAll(for: peer)
+            refusals[peer] = (0, now &+ Self.refusalPause)
+        } else {
+            refusals[peer] = (count, refusals[peer]?.pausedUntil ?? 0)
+        }
+    }
+
+    /// Whether sessions of a peer are not being stored, after it refused too many offers.
+    /// - Parameters:
+    ///   - peer: the peer.
+    ///   - now: the current monotonic time in nanoseconds.
+    func isPaused(_ peer: String, now: UInt64) -> Bool {
+        (refusals[peer]?.pausedUntil ?? 0) > now
     }
 
     /// The number of sessions stored for a peer, expired ones included.

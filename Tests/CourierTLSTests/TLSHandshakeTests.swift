@@ -200,10 +200,11 @@ struct TLSHandshakeTests {
         defer { pki.remove() }
         let leaf = try pki.selfSigned("device", subjectAltName: "DNS:localhost")
         // A TLS 1.2 server that demands a client certificate aborts the handshake after the
-        // client has recorded the self-signed chain as a (to be ignored) verify failure.
+        // client has recorded the self-signed chain as a (to be ignored) verify failure: the
+        // error is about the missing client certificate, not the server's.
         try withServer(leaf, arguments: ["-tls1_2", "-Verify", "1"]) { server throws in
             let insecure = TLSConfiguration(verifyCertificate: false, verifyHostname: false)
-            let error = #expect(throws: TLSError.handshakeFailed) {
+            let error = #expect(throws: TLSError.clientCertificateRequired) {
                 try connect(to: server, configuration: insecure)
             }
             #expect(error?.isCertificateError == false)

@@ -83,6 +83,29 @@ struct TLSResumptionTests {
         #expect(!again.session.offeredResumption)
     }
 
+    @Test("a server that refuses two offered sessions in a row is offered none afterwards")
+    func refusedOffersPause() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let leaf = try pki.issue("localhost", subjectAltName: "DNS:localhost")
+        let context = try TLSContext(configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
+        // Every restart of s_server makes new ticket keys, so it cannot resume the tickets that
+        // the previous one issued: like a server that issues tickets it never honours.
+        var port: UInt16?
+        var offered: [Bool] = []
+        var resumed: [Bool] = []
+        for _ in 0..<4 {
+            let server = try OpenSSLServer.start(leaf: leaf, extraArguments: ["-tls1_3"], port: port)
+            defer { server.stop() }
+            port = server.port
+            let session = try exchange(server, context)
+            offered.append(session.offeredResumption)
+            resumed.append(session.isResumed)
+        }
+        #expect(offered == [false, true, true, false])
+        #expect(resumed == [false, false, false, false])
+    }
+
     @Test("sessions are kept per host and port: another name for the same server offers none")
     func perPeer() throws {
         let pki = try TestPKI.make()

@@ -71,4 +71,45 @@ struct TLSSessionStoreTests {
         #expect(store.take(for: "b:443", now: 1) == "b")
         #expect(store.count == 0)
     }
+
+    @Test("a peer that refuses two offers in a row has nothing stored for a minute; a resumption clears the count")
+    func refusedOffers() {
+        var store = Store(capacity: 10, perPeerCapacity: 4)
+        let minute = 60 * Self.second
+        store.insert("t1", for: "a:443", lifetime: minute * 5, reusable: false, now: 0)
+        store.offerEnded(resumed: false, for: "a:443", now: 1)
+        // One refusal is not enough: the server may have lost one ticket.
+        #expect(!store.isPaused("a:443", now: 2))
+        #expect(store.take(for: "a:443", now: 2) == "t1")
+        store.offerEnded(resumed: true, for: "a:443", now: 3)
+        store.insert("t2", for: "a:443", lifetime: minute * 5, reusable: false, now: 4)
+        store.offerEnded(resumed: false, for: "a:443", now: 5)
+        #expect(!store.isPaused("a:443", now: 6))
+        store.insert("t3", for: "a:443", lifetime: minute * 5, reusable: false, now: 6)
+        store.offerEnded(resumed: false, for: "a:443", now: 7)
+        // Two in a row: the peer's sessions go, and new ones are not stored for a minute.
+        #expect(store.isPaused("a:443", now: 8))
+        #expect(store.count(for: "a:443") == 0)
+        store.insert("t4", for: "a:443", lifetime: minute * 5, reusable: false, now: 8)
+        #expect(store.take(for: "a:443", now: 9) == nil)
+        // Other peers are not affected.
+        store.insert("b1", for: "b:443", lifetime: minute, reusable: false, now: 9)
+        #expect(store.take(for: "b:443", now: 10) == "b1")
+        // After the pause, sessions are stored and offered again.
+        #expect(!store.isPaused("a:443", now: 7 + minute))
+        store.insert("t5", for: "a:443", lifetime: minute * 5, reusable: false, now: 7 + minute)
+        #expect(store.take(for: "a:443", now: 8 + minute) == "t5")
+    }
+
+    @Test("refusal records are bounded by the capacity")
+    func refusalsBounded() {
+        var store = Store(capacity: 3, perPeerCapacity: 1)
+        for peer in 0..<50 {
+            store.offerEnded(resumed: false, for: "p\(peer):443", now: UInt64(peer))
+            store.offerEnded(resumed: false, for: "p\(peer):443", now: UInt64(peer))
+        }
+        let paused = (0..<50).filter { store.isPaused("p\($0):443", now: 100) }
+        #expect(paused.count <= 3)
+        #expect(paused.contains(49))
+    }
 }

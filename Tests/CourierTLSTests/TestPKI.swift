@@ -73,13 +73,14 @@ struct TestPKI {
     ///   - validity: `nil` for "now plus two days", or explicit
     ///     `YYYYMMDDHHMMSSZ` start and end dates (`openssl ca -startdate/-enddate`,
     ///     since `x509 -not_before` needs OpenSSL 3.4).
+    ///   - usage: the extended key usage; `clientAuth` for a client certificate.
     func issue(_ name: String, subjectAltName: String?,
-               validity: (start: String, end: String)? = nil) throws -> Leaf {
+               validity: (start: String, end: String)? = nil, usage: String = "serverAuth") throws -> Leaf {
         try """
         [ leaf ]
         basicConstraints = critical, CA:FALSE
         keyUsage = critical, digitalSignature
-        extendedKeyUsage = serverAuth
+        extendedKeyUsage = \(usage)
         \(subjectAltName.map { "subjectAltName = \($0)" } ?? "")
 
         """.write(to: directory.appendingPathComponent("\(name).ext"), atomically: true, encoding: .utf8)
@@ -105,6 +106,14 @@ struct TestPKI {
                              "-subj", "/CN=\(name)", "-addext", "subjectAltName=\(subjectAltName)"],
                             in: directory)
         return leaf(name)
+    }
+
+    /// Writes a copy of a leaf's key encrypted with a passphrase (PKCS #8, AES-256) and returns its path.
+    func encryptedKey(_ leaf: Leaf, passphrase: String) throws -> String {
+        let path = leaf.keyPath + ".encrypted"
+        try OpenSSLTool.run(["pkey", "-in", leaf.keyPath, "-aes256", "-passout", "pass:\(passphrase)", "-out", path],
+                            in: directory)
+        return path
     }
 
     /// SHA-256 of a certificate's DER encoding, computed by the openssl tool.

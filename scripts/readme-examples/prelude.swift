@@ -14,6 +14,7 @@ let secretsURL = URL(fileURLWithPath: "/tmp/secrets.json")
 let cachesDirectory = URL(fileURLWithPath: "/tmp/caches")
 let companyCA = Data("-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----\n".utf8)
 let pin = Data(count: 32)
+let keyPassphrase = "passphrase of the client key"
 
 /// A model the examples decode.
 struct Room: Decodable, Sendable {

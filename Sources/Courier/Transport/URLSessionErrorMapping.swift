@@ -35,7 +35,9 @@ enum URLSessionErrorMapping {
         case .badServerResponse, .cannotParseResponse: .badResponse
         case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot: .untrustedCertificate
         case .serverCertificateHasBadDate, .serverCertificateNotYetValid: .expiredCertificate
-        case .secureConnectionFailed, .clientCertificateRejected: .tlsFailed
+        case .secureConnectionFailed: .tlsFailed
+        case .clientCertificateRejected: .clientCertificateRejected
+        case .clientCertificateRequired: .clientCertificateRequired
         case .badURL: .invalidURL
         // The URL was checked before sending: libcurl's "unsupported protocol" here means the
         // response was not HTTP/1.x ("Received HTTP/0.9", "Unsupported response code").

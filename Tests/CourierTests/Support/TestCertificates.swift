@@ -100,12 +100,15 @@ struct TestCertificates: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func sign(_ name: String, names: String, dates: (String, String)?, in directory: URL) throws -> Pair {
+    /// Issues a certificate from the CA: `usage` is the extended key usage (`clientAuth` for a
+    /// client certificate), `names` the subjectAltName.
+    static func sign(_ name: String, names: String, dates: (String, String)?, usage: String = "serverAuth",
+                     in directory: URL) throws -> Pair {
         let extensions = """
             [server]
             basicConstraints = critical, CA:FALSE
             keyUsage = critical, digitalSignature
-            extendedKeyUsage = serverAuth
+            extendedKeyUsage = \(usage)
             subjectAltName = \(names)
             """
         try extensions.write(to: directory.appendingPathComponent("\(name).ext"), atomically: true, encoding: .utf8)
@@ -123,7 +126,7 @@ struct TestCertificates: Sendable {
         return pair(name, in: directory)
     }
 
-    private static func selfSign(_ name: String, names: String, in directory: URL) throws -> Pair {
+    static func selfSign(_ name: String, names: String, in directory: URL) throws -> Pair {
         try run(["req", "-x509", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
                  "-keyout", "\(name).key", "-out", "\(name).pem", "-days", "3", "-subj", "/CN=\(name)",
                  "-addext", "subjectAltName=\(names)"], in: directory)
@@ -138,7 +141,7 @@ struct TestCertificates: Sendable {
     /// Runs openssl in `directory` (relative file arguments are resolved against it); returns
     /// its standard output.
     @discardableResult
-    private static func run(_ arguments: [String], in directory: URL) throws -> Data {
+    static func run(_ arguments: [String], in directory: URL) throws -> Data {
         guard let tool else { throw NginxError("openssl is not installed") }
         let known: Set<String> = ["openssl.cnf", "ca.pem", "ca.key", "digest-input.der"]
         let resolved = arguments.map { argument -> String in

@@ -38,11 +38,21 @@ enum NativeErrors {
             kind = .hostnameMismatch
         } else if error == .pinMismatch {
             kind = .pinMismatch
+        } else if let clientKind = clientIdentityKinds.first(where: { $0.0 == error })?.1 {
+            kind = clientKind
         } else {
             kind = .tlsFailed
         }
         return kind.with(detail: error.description, underlying: error)
     }
+
+    /// The client-certificate errors of the TLS layer and Courier's kind for each.
+    private static let clientIdentityKinds: [(TLSError, HTTPConnectionError)] = [
+        (.clientCertificateRequired, .clientCertificateRequired),
+        (.clientCertificateRejected, .clientCertificateRejected),
+        (.clientKeyMismatch, .clientKeyMismatch),
+        (.clientKeyPassphraseIncorrect, .clientKeyPassphraseIncorrect),
+    ]
 
     /// A read or write failed on an established connection.
     static func io(_ error: SocketError) -> HTTPConnectionError {

@@ -4,8 +4,9 @@ import Synchronization
 /// Builds the transport's TLS context once, on the first `https` request, and shares it.
 ///
 /// Loading a trust store is expensive, so it is not done for transports that never use TLS.
-/// A configuration that cannot be used (an unreadable PEM bundle) fails every `https` request
-/// with ``HTTPConnectionError/tlsFailed``.
+/// A configuration that cannot be used fails every `https` request: an unreadable PEM bundle
+/// with ``HTTPConnectionError/tlsFailed``, a client identity whose key does not fit with
+/// ``HTTPConnectionError/clientKeyMismatch`` or ``HTTPConnectionError/clientKeyPassphraseIncorrect``.
 final class NativeTLSProvider: Sendable {
     private let options: TLSOptions
     private let cached = Mutex<Result<TLSContext, HTTPConnectionError>?>(nil)
@@ -15,15 +16,15 @@ final class NativeTLSProvider: Sendable {
     }
 
     /// The shared context.
-    /// - Throws: ``HTTPConnectionError/tlsFailed`` when the options cannot be used.
+    /// - Throws: ``HTTPConnectionError/tlsFailed`` (or a client-key kind) when the options cannot be used.
     func context() throws(HTTPConnectionError) -> TLSContext {
         let result = cached.withLock { cached -> Result<TLSContext, HTTPConnectionError> in
             if let cached { return cached }
             let made: Result<TLSContext, HTTPConnectionError>
-            do {
+            do throws(TLSError) {
                 made = .success(try TLSContext(configuration: options.tlsConfiguration))
             } catch {
-                made = .failure(.tlsFailed.with(detail: "the TLS options cannot be used: \(error)", underlying: error))
+                made = .failure(NativeErrors.tls(error).with(detail: "the TLS options cannot be used: \(error)"))
             }
             cached = made
             return made

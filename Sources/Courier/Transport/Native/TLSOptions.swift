@@ -70,8 +70,17 @@ public struct TLSOptions: Sendable, Hashable {
     /// then skips the certificate. Sessions are kept per transport configuration, so they are
     /// never offered under other trust roots, pins or checks; the pins and the host name are
     /// checked on a resumed session too, against the certificate of the handshake that created
-    /// it. Default: `true`.
+    /// it. A server that refused two offered sessions in a row (one that issues tickets it cannot
+    /// resume) is offered none, and its sessions are not kept, for a minute. Default: `true`.
     public var resumesSessions: Bool
+    /// The certificate and key to present when a server asks for a client certificate
+    /// (mutual TLS); `nil` presents none. Default: `nil`.
+    ///
+    /// A server that requires one fails the request with
+    /// ``HTTPConnectionError/clientCertificateRequired`` when this is `nil`, and one that refuses
+    /// it with ``HTTPConnectionError/clientCertificateRejected`` (some servers, nginx among
+    /// them, finish the handshake instead and answer with an HTTP `400`).
+    public var clientIdentity: ClientIdentity?
 
     /// Creates TLS options.
     /// - Parameters:
@@ -81,14 +90,17 @@ public struct TLSOptions: Sendable, Hashable {
     ///   - verifiesCertificateChain: verify the chain. Default: `true`.
     ///   - verifiesHostname: verify the host name. Default: `true`.
     ///   - resumesSessions: keep and resume TLS sessions. Default: `true`.
+    ///   - clientIdentity: the client certificate for mutual TLS. Default: `nil`.
     public init(trustRoots: TrustRoots = .system, pins: [Pin] = [], minimumVersion: MinimumVersion = .tls1_2,
-                verifiesCertificateChain: Bool = true, verifiesHostname: Bool = true, resumesSessions: Bool = true) {
+                verifiesCertificateChain: Bool = true, verifiesHostname: Bool = true, resumesSessions: Bool = true,
+                clientIdentity: ClientIdentity? = nil) {
         self.trustRoots = trustRoots
         self.pins = pins
         self.minimumVersion = minimumVersion
         self.verifiesCertificateChain = verifiesCertificateChain
         self.verifiesHostname = verifiesHostname
         self.resumesSessions = resumesSessions
+        self.clientIdentity = clientIdentity
     }
 
     /// The same settings in CourierTLS's terms.
@@ -110,6 +122,7 @@ public struct TLSOptions: Sendable, Hashable {
                                 verifyHostname: verifiesHostname,
                                 pins: pins,
                                 applicationProtocols: ["http/1.1"],
-                                resumesSessions: resumesSessions)
+                                resumesSessions: resumesSessions,
+                                clientIdentity: clientIdentity?.identity)
     }
 }
