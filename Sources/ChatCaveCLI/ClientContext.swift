@@ -71,11 +71,14 @@ final class ClientContext: ChatCaveServiceDelegate {
         }
     }
 
-    /// The name and password for `signup` and `signin`: from the options or environment, else prompted.
+    /// The name and password for `signup` and `signin`: from the options or environment, else
+    /// prompted. `signin` without a name takes the saved session's user name.
+    /// - Parameter signingUp: whether they are for `signup`, which never reuses the session's name.
     /// - Throws: ``ChatCaveError/rejected(_:)`` when none can be had.
-    func credentials() async throws -> SignInCredentials {
-        let challenge = AuthenticationChallenge(reason: .notSignedIn, userName: givenName, failedAttempts: 0)
-        guard let credentials = await Self.answer(challenge, name: givenName, password: givenPassword, output: output) else {
+    func credentials(signingUp: Bool) async throws -> SignInCredentials {
+        let name = givenName ?? (signingUp ? nil : service.currentUser?.name)
+        let challenge = AuthenticationChallenge(reason: .notSignedIn, userName: name, failedAttempts: 0)
+        guard let credentials = await Self.answer(challenge, name: name, password: givenPassword, output: output) else {
             throw ChatCaveError.rejected("a name and password are needed: --name and --password-stdin (or --password-file), "
                                         + "or CHATCAVE_NAME and CHATCAVE_PASSWORD")
         }

@@ -25,6 +25,13 @@ extension CommandLineTests {
             (status, output) = await run(["rooms"], environment: environment, leaks)
             #expect(status == 0, "\(output.errorLines)")
 
+            // `signin` with only the password signs in as the saved session's user; `signup` does not reuse the name.
+            (status, output) = await run(["signin"], environment: passwordOnly, leaks)
+            #expect(status == 0, "\(output.errorLines)")
+            #expect(output.standardLines.first?.hasPrefix("Signed in as alice") == true)
+            (status, output) = await run(["signup"], environment: passwordOnly, leaks)
+            #expect(status == 1)
+
             // A wrong password is still refused, and without a password nothing is guessed.
             server.revokeAPIKey(forUserNamed: "alice")
             var wrong = environment
