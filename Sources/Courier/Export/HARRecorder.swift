@@ -14,7 +14,14 @@ import Synchronization
 /// ``TransportRequest/isCredential(_:)`` says, and `Set-Cookie`), passwords in URLs,
 /// secret-looking query values, cookie values, and secret-looking members of JSON and form
 /// bodies (`password`, `access_token`, …). Bodies are kept up to ``maximumBodySize`` bytes
-/// each, and at most ``maximumEntries`` entries, the oldest going first.
+/// each (a cut body says so in its `comment`), and at most ``maximumEntries`` entries, the
+/// oldest going first. Text bodies are kept as text, others in base64.
+///
+/// What the archive cannot know is marked as HAR allows: `headersSize` is -1 (the bytes of the
+/// head are not kept), an optional phase that did not happen or was not measured (`blocked`,
+/// `dns`, `connect`, `ssl`) is -1 and a required one (`send`, `wait`) 0 (``URLSessionTransport``
+/// measures only the wait for the first byte), and `httpVersion` is `HTTP/1.1`, the version
+/// Courier's native transport speaks (a transport does not report the version it used).
 ///
 /// ```swift
 /// let recorder = HARRecorder()
