@@ -69,10 +69,32 @@ public struct Cookie: Sendable, Codable, Equatable, CustomStringConvertible {
     /// Whether the cookie goes with a request to `url` (RFC 6265 §5.4, step 1): domain, path and
     /// `Secure` match. Expiry is not checked here.
     public func matches(_ url: URL) -> Bool {
-        guard let host = CookieDomain.canonicalHost(of: url) else { return false }
-        let hostMatches = isHostOnly ? host == domain : CookieDomain.domainMatches(host, domain)
-        guard hostMatches, CookiePath.matches(CookiePath.requestPath(of: url), path) else { return false }
-        return !isSecure || url.scheme?.lowercased() == "https"
+        guard let target = Target(url) else { return false }
+        return matches(target)
+    }
+
+    /// Whether the cookie goes with a request to `target`.
+    func matches(_ target: Target) -> Bool {
+        let hostMatches = isHostOnly ? target.host == domain : CookieDomain.domainMatches(target.host, domain)
+        return hostMatches && CookiePath.matches(target.path, path) && (!isSecure || target.isSecure)
+    }
+
+    /// What the matching rules need of a request URL, worked out once for all the cookies.
+    struct Target {
+        /// The canonical host.
+        let host: String
+        /// The request path.
+        let path: String
+        /// Whether the scheme is https.
+        let isSecure: Bool
+
+        /// The target of `url`; `nil` when it has no usable host.
+        init?(_ url: URL) {
+            guard let host = CookieDomain.canonicalHost(of: url) else { return nil }
+            self.host = host
+            self.path = CookiePath.requestPath(of: url)
+            self.isSecure = url.scheme?.lowercased() == "https"
+        }
     }
 
     /// Whether two cookies are the same slot of a jar: same name, domain and path (§5.3 step 11).

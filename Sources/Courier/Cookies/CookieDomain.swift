@@ -29,6 +29,19 @@ enum CookieDomain {
         return host.dropLast(domain.count).last == "."
     }
 
+    /// The domains `host` domain-matches: itself, then, for a host name, each domain above it
+    /// (`a.example.com` gives `a.example.com`, `example.com`, `com`).
+    static func domains(containing host: String) -> [String] {
+        guard !isIPAddress(host) else { return [host] }
+        var result = [host]
+        var rest = Substring(host)
+        while let dot = rest.firstIndex(of: ".") {
+            rest = rest[rest.index(after: dot)...]
+            if !rest.isEmpty { result.append(String(rest)) }
+        }
+        return result
+    }
+
     /// Whether `domain` is a public suffix under which anyone may register names, so that a
     /// cookie for it would go to unrelated sites: every single-label name (`com`, `uk`, `local`,
     /// …: all top-level domains), and the multi-label suffixes of ``multiLabelPublicSuffixes``.

@@ -4,15 +4,22 @@ import Foundation
 /// `Set-Cookie` fields and requests, with the time, and answers with what to store and send.
 /// The jar adds the lock and the file.
 struct CookieStore: Sendable, Equatable {
-    /// The cookies, unordered; expired ones are removed whenever the store changes.
-    private(set) var cookies: [Cookie] = []
+    /// The cookies by their ``Cookie/domain``, so that a request looks only at its host's
+    /// domains, and a domain's limit is checked within its own bucket.
+    private var buckets: [String: [Cookie]] = [:]
+    /// How many cookies the buckets hold.
+    private(set) var count = 0
     /// The bounds on how many cookies are kept.
     let limits: CookieJar.Limits
 
     init(limits: CookieJar.Limits, cookies: [Cookie] = []) {
         self.limits = limits
-        self.cookies = cookies
+        for cookie in cookies { buckets[cookie.domain, default: []].append(cookie) }
+        count = cookies.count
     }
+
+    /// Every cookie, unordered (expired ones included until the store next changes).
+    var cookies: [Cookie] { buckets.values.flatMap { $0 } }
 
     /// Why a `Set-Cookie` field was not stored.
     enum Refusal: Equatable, Sendable {
@@ -50,31 +57,47 @@ struct CookieStore: Sendable, Equatable {
                             sameSite: parsed.sameSite, created: now)
         // RFC 6265bis §5.7 step 16: an insecure origin may not shadow a Secure cookie of the same
         // name whose domain and path cover it.
-        if !secureOrigin, cookies.contains(where: { existing in
-            existing.isSecure && existing.name == cookie.name && !existing.isExpired(at: now)
-                && (CookieDomain.domainMatches(existing.domain, cookie.domain) || CookieDomain.domainMatches(cookie.domain, existing.domain))
-                && CookiePath.matches(cookie.path, existing.path)
+        if !secureOrigin, buckets.values.contains(where: { bucket in
+            bucket.contains { existing in
+                existing.isSecure && existing.name == cookie.name && !existing.isExpired(at: now)
+                    && (CookieDomain.domainMatches(existing.domain, cookie.domain) || CookieDomain.domainMatches(cookie.domain, existing.domain))
+                    && CookiePath.matches(cookie.path, existing.path)
+            }
         }) {
             return .insecure
         }
-        if let index = cookies.firstIndex(where: { $0.sameSlot(as: cookie) }) {
-            cookie.created = cookies[index].created
-            cookies.remove(at: index)
+        var bucket = buckets.removeValue(forKey: cookie.domain) ?? []
+        if let index = bucket.firstIndex(where: { $0.sameSlot(as: cookie) }) {
+            cookie.created = bucket[index].created
+            bucket.remove(at: index)
         }
-        if !cookie.isExpired(at: now) { cookies.append(cookie) }
-        evict(now: now)
+        bucket.removeAll { $0.isExpired(at: now) }
+        if !cookie.isExpired(at: now) { bucket.append(cookie) }
+        if bucket.count > limits.perDomain {
+            bucket.sort { $0.lastAccessed < $1.lastAccessed }
+            bucket.removeFirst(bucket.count - limits.perDomain)
+        }
+        buckets[cookie.domain] = bucket.isEmpty ? nil : bucket
+        recount()
+        if count > limits.total { evict(now: now) }
         return nil
     }
 
     /// The cookies to send to `url` in RFC 6265 §5.4's order (longest path first, then oldest
-    /// first), marking them accessed at `now`.
+    /// first), marking them accessed at `now`. Only the buckets of the host and of the domains
+    /// above it are read.
     mutating func cookies(for url: URL, now: Date) -> [Cookie] {
-        var chosen: [Int] = []
-        for index in cookies.indices where !cookies[index].isExpired(at: now) && cookies[index].matches(url) {
-            cookies[index].lastAccessed = now
-            chosen.append(index)
+        guard let target = Cookie.Target(url) else { return [] }
+        var chosen: [Cookie] = []
+        for domain in CookieDomain.domains(containing: target.host) {
+            guard var bucket = buckets[domain] else { continue }
+            for index in bucket.indices where !bucket[index].isExpired(at: now) && bucket[index].matches(target) {
+                bucket[index].lastAccessed = now
+                chosen.append(bucket[index])
+            }
+            buckets[domain] = bucket
         }
-        return chosen.map { cookies[$0] }.sorted(by: Self.sendingOrder)
+        return chosen.sorted(by: Self.sendingOrder)
     }
 
     /// `a` goes before `b` in a `Cookie` field: the longer path first, then the earlier creation.
@@ -93,27 +116,34 @@ struct CookieStore: Sendable, Equatable {
     /// ``CookieJar/Limits/perDomain``, then the least recently used of all beyond
     /// ``CookieJar/Limits/total`` (RFC 6265 §5.3's eviction).
     mutating func evict(now: Date) {
-        cookies.removeAll { $0.isExpired(at: now) }
-        var byDomain: [String: Int] = [:]
-        for cookie in cookies { byDomain[cookie.domain, default: 0] += 1 }
-        for (domain, count) in byDomain where count > limits.perDomain {
-            let victims = cookies.filter { $0.domain == domain }.sorted { $0.lastAccessed < $1.lastAccessed }
-                .prefix(count - limits.perDomain)
-            remove(victims)
+        for (domain, bucket) in buckets {
+            var kept = bucket.filter { !$0.isExpired(at: now) }
+            if kept.count > limits.perDomain {
+                kept.sort { $0.lastAccessed < $1.lastAccessed }
+                kept.removeFirst(kept.count - limits.perDomain)
+            }
+            buckets[domain] = kept.isEmpty ? nil : kept
         }
-        if cookies.count > limits.total {
-            remove(cookies.sorted { $0.lastAccessed < $1.lastAccessed }.prefix(cookies.count - limits.total))
+        recount()
+        guard count > limits.total else { return }
+        let victims = cookies.sorted { $0.lastAccessed < $1.lastAccessed }.prefix(count - limits.total)
+        for victim in victims {
+            buckets[victim.domain]?.removeAll { $0.sameSlot(as: victim) }
+            if buckets[victim.domain]?.isEmpty == true { buckets[victim.domain] = nil }
         }
+        recount()
     }
 
     /// Removes every cookie, or those `where` selects.
     mutating func removeAll(where shouldRemove: (Cookie) -> Bool = { _ in true }) {
-        cookies.removeAll(where: shouldRemove)
+        for (domain, bucket) in buckets {
+            let kept = bucket.filter { !shouldRemove($0) }
+            buckets[domain] = kept.isEmpty ? nil : kept
+        }
+        recount()
     }
 
-    private mutating func remove(_ victims: ArraySlice<Cookie>) {
-        for victim in victims {
-            if let index = cookies.firstIndex(where: { $0.sameSlot(as: victim) }) { cookies.remove(at: index) }
-        }
+    private mutating func recount() {
+        count = buckets.values.reduce(0) { $0 + $1.count }
     }
 }
