@@ -196,3 +196,13 @@ extension CookieRuleTests {
         #expect(SetCookie.split("plain=1") == ["plain=1"])
     }
 }
+
+extension CookieRuleTests {
+    @Test("a request looks up its host and the domains above it; an IP address only itself")
+    func lookupDomains() {
+        #expect(CookieDomain.domains(containing: "a.b.example.com") == ["a.b.example.com", "b.example.com", "example.com", "com"])
+        #expect(CookieDomain.domains(containing: "localhost") == ["localhost"])
+        #expect(CookieDomain.domains(containing: "127.0.0.1") == ["127.0.0.1"])
+        #expect(CookieDomain.domains(containing: "::1") == ["::1"])
+    }
+}
