@@ -82,7 +82,7 @@ enum ClientCommand: String, CaseIterable, Sendable {
         let output = client.output
         switch self {
         case .signup, .signin:
-            let credentials = try await client.credentials()
+            let credentials = try await client.credentials(signingUp: self == .signup)
             let user = self == .signup ? try await service.signUp(name: credentials.name, password: credentials.password)
                 : try await service.signIn(name: credentials.name, password: credentials.password)
             output.line("Signed \(self == .signup ? "up" : "in") as \(Self.shown(user.name)) (id \(Self.shown(user.id))) on \(service.serverURL.absoluteString).")

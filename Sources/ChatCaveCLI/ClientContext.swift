@@ -71,11 +71,14 @@ final class ClientContext: ChatCaveServiceDelegate {
         }
     }
 
-    /// The name and password for `signup` and `signin`: from the options or environment, else prompted.
+    /// The name and password for `signup` and `signin`: from the options or environment, else
+    /// prompted. `signin` without a name takes the saved session's user name.
+    /// - Parameter signingUp: whether they are for `signup`, which never reuses the session's name.
     /// - Throws: ``ChatCaveError/rejected(_:)`` when none can be had.
-    func credentials() async throws -> SignInCredentials {
-        let challenge = AuthenticationChallenge(reason: .notSignedIn, userName: givenName, failedAttempts: 0)
-        guard let credentials = await Self.answer(challenge, name: givenName, password: givenPassword, output: output) else {
+    func credentials(signingUp: Bool) async throws -> SignInCredentials {
+        let name = givenName ?? (signingUp ? nil : service.currentUser?.name)
+        let challenge = AuthenticationChallenge(reason: .notSignedIn, userName: name, failedAttempts: 0)
+        guard let credentials = await Self.answer(challenge, name: name, password: givenPassword, output: output) else {
             throw ChatCaveError.rejected("a name and password are needed: --name and --password-stdin (or --password-file), "
                                         + "or CHATCAVE_NAME and CHATCAVE_PASSWORD")
         }
@@ -94,10 +97,16 @@ final class ClientContext: ChatCaveServiceDelegate {
 
     /// Answers a request for credentials: the given ones first; after a refusal, or without
     /// them, a prompt when standard input is a terminal; else nothing.
+    ///
+    /// The name is the given one (`--name`, `CHATCAVE_NAME`), else the one the challenge carries
+    /// (the saved session's user, or the name last used): with a revoked key and only a password
+    /// given, the CLI signs in again as the session's user. The prompt asks only for what is
+    /// missing: the password alone when the name is known, both after a wrong password.
     private static func answer(_ challenge: AuthenticationChallenge, name: String?, password: String?,
                                output: CommandOutput) async -> SignInCredentials? {
-        if challenge.failedAttempts == 0, let name, let password, !password.isEmpty {
-            return SignInCredentials(name: name, password: password)
+        let known = name ?? challenge.userName.flatMap { $0.isEmpty ? nil : $0 }
+        if challenge.failedAttempts == 0, let known, let password, !password.isEmpty {
+            return SignInCredentials(name: known, password: password)
         }
         guard Terminal.isInteractive else { return nil }
         switch challenge.reason {
@@ -105,10 +114,16 @@ final class ClientContext: ChatCaveServiceDelegate {
         case .credentialsRejected: output.error("The server refused the saved session; please sign in.")
         case .notSignedIn: break
         }
-        let suggested = challenge.userName ?? name
-        guard let typed = await Terminal.ask("Name\(suggested.map { " [\(TerminalText.escaped($0))]" } ?? ""): ") else { return nil }
-        let chosen = typed.isEmpty ? (suggested ?? "") : typed
-        guard !chosen.isEmpty, let secret = await Terminal.ask("Password: ", secret: true), !secret.isEmpty else { return nil }
+        let chosen: String
+        if let known, challenge.reason != .wrongPassword {
+            chosen = known
+        } else {
+            let suggested = challenge.userName ?? name
+            guard let typed = await Terminal.ask("Name\(suggested.map { " [\(TerminalText.escaped($0))]" } ?? ""): ") else { return nil }
+            chosen = typed.isEmpty ? (suggested ?? "") : typed
+        }
+        let prompt = known == chosen ? "Password for \(TerminalText.escaped(chosen)): " : "Password: "
+        guard !chosen.isEmpty, let secret = await Terminal.ask(prompt, secret: true), !secret.isEmpty else { return nil }
         return SignInCredentials(name: chosen, password: secret)
     }
 }

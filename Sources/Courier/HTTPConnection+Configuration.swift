@@ -35,6 +35,11 @@ extension HTTPConnection {
         /// user, or pass ``HTTPCache/shared`` (shared-cache rules); either way, responses are
         /// partitioned by the requests' credentials.
         public var cache: HTTPCache?
+        /// The cookie jar that stores the responses' cookies and sends them back (RFC 6265);
+        /// `nil` by default: no cookies are kept. One jar may be shared by several connections.
+        public var cookieJar: CookieJar? = nil
+        /// Records every exchange on the wire as an HTTP Archive, credentials redacted; `nil` by default.
+        public var harRecorder: HARRecorder? = nil
 
         /// Creates a configuration with every setting at its default.
         public init(

@@ -29,6 +29,8 @@ public final class HTTPConnection: Sendable {
     public let eventMonitor: EventMonitor?
     /// The HTTP cache this connection's requests use, per their ``CachePolicy``; `nil` for none.
     public let cache: HTTPCache?
+    /// The jar that keeps this connection's cookies; `nil` (the default) keeps none.
+    public let cookieJar: CookieJar?
 
     let pipeline: RequestPipeline
     let authentication: AuthenticationRegistry
@@ -44,14 +46,22 @@ public final class HTTPConnection: Sendable {
         self.baseURL = baseURL
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "Courier.HTTPConnection.callbacks")
         let transport = configuration.transport ?? HTTPConnection.defaultTransport
-        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage(), MetricsStage()]
+        // Cookies (opt-in): the per-hop stage sits below redirects, the other above the cache.
+        let jar = configuration.cookieJar
+        let perHopCookies: [any PipelineStage] = jar.map { [CookieStage(jar: $0, storesCookies: true)] } ?? []
+        let cookies: [any PipelineStage] = jar.map { [CookieStage(jar: $0, storesCookies: false)] } ?? []
+        let recording: [any PipelineStage] = configuration.harRecorder.map { [HARStage(recorder: $0)] } ?? []
+        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage()] + perHopCookies
+            + [MetricsStage()] + recording
         let authentication = AuthenticationRegistry()
         self.authentication = authentication
         self.pipeline = RequestPipeline(transport: transport, stages: [
             AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network)),
+        ] + cookies + [
             CacheStage(cache: configuration.cache),
         ] + network)
         self.cache = configuration.cache
+        self.cookieJar = configuration.cookieJar
         self.eventMonitor = configuration.eventMonitor
         self.settings = Mutex(Settings(configuration))
     }

@@ -74,6 +74,9 @@ public struct TransportRequest: Sendable {
     /// Lowercased names of the fields that came from the connection's default headers, which may
     /// hold a credential and so are treated as one (``isCredential(_:)``).
     public var defaultHeaderNames: Set<String> = []
+    /// The `Cookie` field value a ``CookieJar`` added, so that a later hop replaces it rather
+    /// than taking it for the caller's own; `nil` when the jar added none.
+    var cookieJarField: String?
 
     /// Creates a transport request.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPHeaders = [:], body: Data = Data(),
