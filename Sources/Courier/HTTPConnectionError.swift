@@ -17,6 +17,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case untrustedCertificate, expiredCertificate, hostnameMismatch, pinMismatch, tlsFailed
         case deadlineExceeded, tooManyRedirects, redirectCycle, redirectRefused
         case notCached, authenticationFailed, transportFailed
+        case bodyNotReplayable, notSupportedByTransport
     }
 
     private let code: Code
@@ -99,6 +100,12 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     public static let authenticationFailed = Self(.authenticationFailed)
     /// The transport failed in a way no other kind describes.
     public static let transportFailed = Self(.transportFailed)
+    /// The request had to be sent again (a retry, a 307/308 redirect, a `401` answered with a new
+    /// credential) but its body is a stream that was already read and cannot be sent twice.
+    public static let bodyNotReplayable = Self(.bodyNotReplayable)
+    /// The transport cannot do what the request asks, e.g. ``URLSessionTransport`` and a body
+    /// that is not in memory.
+    public static let notSupportedByTransport = Self(.notSupportedByTransport)
 
     /// A `401`, `404`, … answer with the response attached.
     public static func unacceptableStatus(_ response: HTTPResponse) -> Self {
@@ -150,6 +157,8 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .notCached: "The response is not cached and the cache policy forbids loading it"
         case .authenticationFailed: "Authentication failed"
         case .transportFailed: "The transport failed"
+        case .bodyNotReplayable: "The request body is a stream that was already sent and cannot be sent again"
+        case .notSupportedByTransport: "This is not supported by this transport"
         }
     }
 }

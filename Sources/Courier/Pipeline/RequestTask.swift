@@ -69,7 +69,7 @@ final class RequestTask: Sendable {
                                  url: Redaction.url(plan.transportRequest.url),
                                  headers: Redaction.headers(of: plan.transportRequest)))
         let context = RequestContext(
-            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate),
+            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 })
         do {
             var response = try await pipeline.send(plan.transportRequest, context: context)

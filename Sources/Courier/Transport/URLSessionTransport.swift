@@ -46,9 +46,15 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Sends the request with a URLSession data task. A request with a method, field name or value
-    /// HTTP forbids fails with ``HTTPConnectionError/invalidRequest`` (``TransportRequest/validate()``).
+    /// HTTP forbids fails with ``HTTPConnectionError/invalidRequest`` (``TransportRequest/validate()``);
+    /// one whose body is not in memory (``TransportRequest/upload``) fails with
+    /// ``HTTPConnectionError/notSupportedByTransport``.
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
         try request.validate()  // corelibs would silently drop a field whose value holds CR or LF
+        if request.upload != nil {
+            throw .notSupportedByTransport.with(
+                detail: "URLSessionTransport sends in-memory bodies only; streams, files and multipart forms need NativeTransport")
+        }
         // Corelibs truncates the interval to whole seconds (0 meaning its 60 s default), so the
         // exchange's own watchdog enforces the exact idle timeout; this is only a backstop.
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,

@@ -42,6 +42,9 @@ final class NativeExchange {
     private var continuation: Continuation?
     /// Its own handle, for timer closures; cleared when it finishes.
     private var selfBound: LoopBound<NativeExchange>?
+    /// The body when it is not in memory, as the current connection writes it; made afresh each
+    /// time a connection takes the exchange.
+    private(set) var upload: NativeUpload?
     /// The pool it belongs to once started.
     var pool: HostPool?
     /// Its id in the pool's state machine once started.
@@ -67,7 +70,8 @@ final class NativeExchange {
         self.observer = observer
         self.observesBody = observer.observesBody
         self.timeout = request.timeout.nativeNanoseconds
-        self.isIdempotent = request.method.isIdempotent
+        // A stream cannot be sent twice, so a stale connection re-sends it only when none of it went out.
+        self.isIdempotent = request.method.isIdempotent && (request.upload?.isReplayable ?? true)
         self.asksClose = request.headers.values(for: "Connection").contains { $0.lowercased().contains("close") }
     }
 
@@ -90,6 +94,10 @@ final class NativeExchange {
     /// Records that `connection` took the exchange at `time` (after a stale connection, too).
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
+        if let body = request.upload {
+            upload?.stop()
+            upload = NativeUpload(body)
+        }
     }
 
     /// The request as its connection's state machine sees it: values only.
@@ -109,6 +117,7 @@ final class NativeExchange {
         self.continuation = nil
         phase = .finished
         stopWaitCheck()
+        upload?.stop()
         pool = nil
         selfBound = nil
         observer.transportDidCollect(metrics())
@@ -118,7 +127,7 @@ final class NativeExchange {
     /// What this attempt cost, as far as the exchange saw it.
     private func metrics() -> TransportMetrics {
         var metrics = TransportMetrics()
-        metrics.bytesSent = Int64(wire.count + (bodyInlined ? 0 : request.body.count))
+        metrics.bytesSent = Int64(wire.count + (bodyInlined ? 0 : request.body.count)) + (upload?.bytesSent ?? 0)
         if let head {
             let headBytes = head.headers.reduce(17 + head.status.reason.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             metrics.bytesReceived = Int64(headBytes + wireBodyBytes)
