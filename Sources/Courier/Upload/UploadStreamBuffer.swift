@@ -28,34 +28,38 @@ final class UploadStreamBuffer: Sendable {
         var stopped = false
         var consumerWaiting = false
         var producer: CheckedContinuation<Void, Never>?
+        /// Cleared by ``stop()``, so that a producer still stuck in the caller's sequence keeps
+        /// no connection alive.
+        var waker: (@Sendable () -> Void)?
     }
 
     /// The most bytes held before the producer waits.
     let limit: Int
-    private let state = Mutex(State())
-    private let waker: @Sendable () -> Void
+    private let state: Mutex<State>
 
     /// Creates a buffer that calls `waker` (from the producer's thread) when a waiting consumer
     /// can pull again.
     init(limit: Int, waker: @escaping @Sendable () -> Void) {
         self.limit = limit
-        self.waker = waker
+        var initial = State()
+        initial.waker = waker
+        self.state = Mutex(initial)
     }
 
     /// Adds a chunk; suspends while the buffer is full. Returns `false` when the consumer stopped
     /// (the request ended): the producer should stop iterating.
     func push(_ chunk: Data) async -> Bool {
         if chunk.isEmpty { return !isStopped }
-        let wake = state.withLock { state -> Bool? in
-            if state.stopped { return nil }
+        let wake = state.withLock { state -> (@Sendable () -> Void)?? in
+            if state.stopped { return .none }
             state.chunks.append(chunk)
             state.buffered += chunk.count
-            let wake = state.consumerWaiting
+            let wake = state.consumerWaiting ? state.waker : nil
             state.consumerWaiting = false
-            return wake
+            return .some(wake)
         }
         guard let wake else { return false }
-        if wake { waker() }
+        wake?()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = state.withLock { state -> Bool in
                 if state.stopped || state.buffered < limit { return true }
@@ -69,14 +73,14 @@ final class UploadStreamBuffer: Sendable {
 
     /// The stream ended, with `error` when it threw.
     func finish(error: (any Error)?) {
-        let wake = state.withLock { state -> Bool in
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
             state.finished = true
             state.error = error
-            let wake = state.consumerWaiting
+            let wake = state.consumerWaiting ? state.waker : nil
             state.consumerWaiting = false
             return wake
         }
-        if wake { waker() }
+        wake?()
     }
 
     /// Takes up to `max` bytes.
@@ -121,6 +125,7 @@ final class UploadStreamBuffer: Sendable {
     func stop() {
         let producer = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.stopped = true
+            state.waker = nil
             state.chunks = []
             state.head = 0
             state.buffered = 0

@@ -24,18 +24,26 @@ extension HTTP1ClientConnection {
         pumpUpload()
     }
 
-    /// Writes what is pending and refills from the body while the socket takes bytes.
+    /// Writes what is pending and refills from the body while the socket takes bytes, up to
+    /// ``NativeUpload/writeBudget`` bytes per call: then the loop turns (the socket stays
+    /// watched for writing), so a response arriving during a long upload is read promptly.
     func pumpUpload() {
         guard let socket, let exchange, let upload = exchange.upload else { return }
+        var budget = NativeUpload.writeBudget
         while machine.isWriting {
             switch writePending(socket, exchange: exchange, upload: upload) {
             case .success(.bytes(0)):
                 break
             case .success(.bytes(let count)):
-                advance(by: count)
-                if tls == nil && machine.bytesSent > exchange.wire.count {
-                    upload.pendingOffset += min(count, machine.bytesSent - exchange.wire.count, upload.pending.count - upload.pendingOffset)
+                budget -= count
+                if budget <= 0 {
+                    setInterest([.readable, .writable])
+                    advance(by: count)
+                    accountPlain(count, exchange: exchange, upload: upload)
+                    return
                 }
+                advance(by: count)
+                accountPlain(count, exchange: exchange, upload: upload)
                 continue
             case .success(.wouldBlock):
                 setInterest([.readable, .writable])
@@ -74,6 +82,13 @@ extension HTTP1ClientConnection {
                 return
             }
         }
+    }
+
+    /// Moves the chunk's offset by what a plain write took of it (a write takes either head or
+    /// chunk bytes, never both).
+    private func accountPlain(_ count: Int, exchange: NativeExchange, upload: NativeUpload) {
+        guard tls == nil, machine.bytesSent > exchange.wire.count else { return }
+        upload.pendingOffset += min(count, machine.bytesSent - exchange.wire.count, upload.pending.count - upload.pendingOffset)
     }
 
     /// One write of what is pending: the ciphertext, or (plain) the rest of the head, then the

@@ -1,3 +1,4 @@
+import CourierWire
 import Foundation
 
 /// The body of one request that is not in memory (an ``UploadBody``), as its connection writes
@@ -15,6 +16,8 @@ final class NativeUpload {
     static let chunkSize = 64 * 1024
     /// The most bytes a stream's producer runs ahead of the socket.
     static let streamBufferLimit = 256 * 1024
+    /// The most bytes one writable event writes before the loop turns (and reads).
+    static let writeBudget = 1 << 20
     /// Progress is reported after at least this many bytes...
     static let progressBytes: Int64 = 64 * 1024
     /// ...or this much time (nanoseconds) since the last report, and once at the end.
@@ -58,8 +61,9 @@ final class NativeUpload {
     private var producer: Task<Void, Never>?
 
     // Progress.
-    private var reportedBytes: Int64 = -1
-    private var reportedAt: UInt64 = 0
+    private var reportedBytes: Int64 = 0
+    private var reportedAt = EventLoop.now()
+    private var reportedEnd = false
 
     init(_ body: UploadBody) {
         length = body.length
@@ -116,6 +120,7 @@ final class NativeUpload {
             file = -1
         }
         buffer?.stop()
+        buffer = nil
         producer?.cancel()
         producer = nil
         done = true
@@ -124,9 +129,12 @@ final class NativeUpload {
     /// The progress to report now, if any: at least ``progressBytes`` or ``progressInterval``
     /// since the last report, or the end.
     func progressDue(at now: UInt64, final: Bool) -> Int64? {
-        guard bytesSent != reportedBytes else { return nil }
-        guard final || bytesSent - max(reportedBytes, 0) >= Self.progressBytes || now &- reportedAt >= Self.progressInterval else {
-            return nil
+        if final {
+            guard !reportedEnd else { return nil }
+            reportedEnd = true
+        } else {
+            guard bytesSent != reportedBytes,
+                  bytesSent - reportedBytes >= Self.progressBytes || now &- reportedAt >= Self.progressInterval else { return nil }
         }
         reportedBytes = bytesSent
         reportedAt = now
