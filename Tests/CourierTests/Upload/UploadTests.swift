@@ -73,6 +73,34 @@ struct UploadTests {
         }
     }
 
+    @Test("the delegate hears the upload's progress, throttled, ending at the body's size")
+    func delegateProgress() async throws {
+        final class ProgressListener: HTTPConnectionDelegate {
+            let reports = Locked<[(Int64, Int64?)]>([])
+            func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?) {
+                reports.withLock { $0.append((bytesSent, expectedTotal)) }
+            }
+        }
+        let server = try hashServer()
+        defer { server.shutdown() }
+        let size = 5 << 20
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, .native, timeout: .seconds(30))
+            let listener = leaks.track(ProgressListener())
+            connection.delegate = listener
+            _ = try await connection.send(HTTPRequest(.post, "/sha", body: .stream(PatternChunks(total: size, chunk: 32_768))))
+            #expect(await eventually { listener.reports.withLock { $0.last?.0 } == Int64(size) })
+            let reports = listener.reports.withLock { $0 }
+            #expect(reports.allSatisfy { $0.1 == nil })  // no length was given
+            #expect(reports.map(\.0) == reports.map(\.0).sorted())
+            #expect(reports.count <= size / (64 * 1024) + 1)
+            for (previous, next) in zip(reports, reports.dropFirst()) {
+                #expect(next.0 - previous.0 > 0)
+            }
+            connection.delegate = nil
+        }
+    }
+
     @Test("a stream that yields more or fewer bytes than its length fails with invalidBody")
     func lengthMismatch() async throws {
         let server = try hashServer()

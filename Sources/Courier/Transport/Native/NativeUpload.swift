@@ -63,6 +63,7 @@ final class NativeUpload {
     // Progress.
     private var reportedBytes: Int64 = 0
     private var reportedAt = EventLoop.now()
+    private var reportedAny = false
     private var reportedEnd = false
 
     init(_ body: UploadBody) {
@@ -130,7 +131,8 @@ final class NativeUpload {
     /// since the last report, or the end.
     func progressDue(at now: UInt64, final: Bool) -> Int64? {
         if final {
-            guard !reportedEnd else { return nil }
+            // Once, unless the last throttled report already said the same.
+            guard !reportedEnd, bytesSent != reportedBytes || !reportedAny else { return nil }
             reportedEnd = true
         } else {
             guard bytesSent != reportedBytes,
@@ -138,6 +140,7 @@ final class NativeUpload {
         }
         reportedBytes = bytesSent
         reportedAt = now
+        reportedAny = true
         return bytesSent
     }
 
