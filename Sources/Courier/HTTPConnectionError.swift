@@ -103,8 +103,8 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// The request had to be sent again (a retry, a 307/308 redirect, a `401` answered with a new
     /// credential) but its body is a stream that was already read and cannot be sent twice.
     public static let bodyNotReplayable = Self(.bodyNotReplayable)
-    /// The transport cannot do what the request asks, e.g. ``URLSessionTransport`` and a body
-    /// that is not in memory.
+    /// The transport cannot do what the request asks, e.g. ``URLSessionTransport`` and a streamed
+    /// or multipart body.
     public static let notSupportedByTransport = Self(.notSupportedByTransport)
 
     /// A `401`, `404`, … answer with the response attached.

@@ -7,7 +7,7 @@ import Synchronization
 /// Create one through ``HTTPRequest/Body/stream(_:length:contentType:)``,
 /// ``HTTPRequest/Body/file(_:contentType:)`` or ``HTTPRequest/Body/multipart(_:)``. A
 /// ``Transport`` that cannot send it must fail with ``HTTPConnectionError/notSupportedByTransport``
-/// rather than send an empty body.
+/// rather than send an empty body (``URLSessionTransport`` sends files only).
 public struct UploadBody: Sendable {
     /// Where the bytes come from.
     enum Content: Sendable {
@@ -34,6 +34,12 @@ public struct UploadBody: Sendable {
     public var wasConsumed: Bool {
         if case .stream(let stream) = content { return stream.wasClaimed }
         return false
+    }
+
+    /// The file, when the body is exactly one whole file.
+    var singleFile: (path: String, size: Int64)? {
+        guard case .segments(let segments) = content, segments.count == 1, case .file(let path, let size) = segments[0] else { return nil }
+        return (path, size)
     }
 
     init(segments: [UploadSegment]) {

@@ -44,10 +44,21 @@ struct UploadMemoryTests {
         return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
     }
 
-    @Test("a 200 MiB file goes up with the resident set growing far less than the file, and arrives intact",
+    @Test("native: a 200 MiB file goes up with the resident set growing far less than the file, and arrives intact",
           .enabled(if: PythonHelper.isInstalled, PythonHelper.skipReason))
-    func largeFileFlatMemory() async throws {
-        try await runInChildProcess(Self.self, timeout: .seconds(120)) {
+    func largeFileNative() async throws {
+        try await largeFileFlatMemory(.native)
+    }
+
+    @Test("URLSession: a 200 MiB file goes up with the resident set growing far less than the file, and arrives intact",
+          .enabled(if: PythonHelper.isInstalled, PythonHelper.skipReason))
+    func largeFileURLSession() async throws {
+        try await largeFileFlatMemory(.urlSession)
+    }
+
+    /// Uploads a 200 MiB file to a Python sink in a child process, sampling the resident set.
+    func largeFileFlatMemory(_ kind: TransportUnderTest, test: String = #function) async throws {
+        try await runInChildProcess(Self.self, test: test, timeout: .seconds(120)) {
             let size = 200 << 20
             let file = try TemporaryFile(size: size)
             defer { file.remove() }
@@ -57,7 +68,7 @@ struct UploadMemoryTests {
             #expect(await eventually { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").hasSuffix("\n") })
             let port = try #require(Int(((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
 
-            let transport = NativeTransport()
+            let transport = kind.make()
             let connection = HTTPConnection(baseURL: URL(string: "http://127.0.0.1:\(port)")!,
                                             configuration: .init(timeout: .seconds(30), transport: transport))
             let baseline = Self.residentBytes()
@@ -75,15 +86,13 @@ struct UploadMemoryTests {
             let elapsed = clock.now - start
             sampler.cancel()
             let growth = peak.withLock { $0 } - baseline
-            print("UPLOAD-MEMORY 200 MiB file: resident growth \(growth / 1024) KiB, \(elapsed)")
+            print("UPLOAD-MEMORY \(kind) 200 MiB file: resident growth \(growth / 1024) KiB, \(elapsed)")
             #expect(response.text == "\(expected.trimmingCharacters(in: .whitespacesAndNewlines)) \(size)")
             #expect(growth < 32 << 20, "the resident set grew by \(growth) bytes for a \(size)-byte file")
-            transport.shutdown()
+            (transport as? NativeTransport)?.shutdown()
         } check: { child in
             #expect(child.status == 0 && child.ranOneTest, "\(child.output.suffix(3_000))")
-            if let line = child.output.split(separator: "\n").first(where: { $0.contains("UPLOAD-MEMORY") }) {
-                print(line)
-            }
+            for line in child.output.split(separator: "\n") where line.contains("UPLOAD-MEMORY") { print(line) }
         }
     }
 }

@@ -156,17 +156,30 @@ struct UploadTests {
         }
     }
 
-    @Test("URLSessionTransport refuses bodies that are not in memory with notSupportedByTransport")
+    @Test("URLSessionTransport sends a file byte for byte", arguments: sizes)
+    func urlSessionFile(size: Int) async throws {
+        let server = try hashServer()
+        defer { server.shutdown() }
+        let file = try TemporaryFile(size: size)
+        defer { file.remove() }
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, .urlSession, timeout: .seconds(30))
+            let response = try await connection.send(HTTPRequest(.put, "/sha", body: try .file(file.url)))
+            let received = ReceivedBody(response.text ?? "")
+            #expect(received.sha256 == sha256Hex(PatternChunks.bytes(from: 0, count: size)))
+            #expect(received.length == size)
+        }
+    }
+
+    @Test("URLSessionTransport refuses streams and multipart forms with notSupportedByTransport")
     func urlSessionRefuses() async throws {
         let server = try hashServer()
         defer { server.shutdown() }
-        let file = try TemporaryFile(size: 10)
-        defer { file.remove() }
         try await withLeakCheck { leaks throws in
             let connection = leaks.connection(server, .urlSession)
             var form = MultipartForm()
             form.append(name: "a", value: "b")
-            for body in [HTTPRequest.Body.stream(PatternChunks(total: 10, chunk: 10)), try .file(file.url), .multipart(form)] {
+            for body in [HTTPRequest.Body.stream(PatternChunks(total: 10, chunk: 10)), .multipart(form)] {
                 await #expect(throws: HTTPConnectionError.notSupportedByTransport) {
                     try await connection.send(HTTPRequest(.post, "/sha", body: body))
                 }
