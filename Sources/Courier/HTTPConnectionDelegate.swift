@@ -8,7 +8,8 @@ import Foundation
 ///
 /// 1. ``connection(_:willSend:id:)`` — may return an adjusted request (headers, for example);
 /// 2. ``connection(_:didStart:)``;
-/// 3. per attempt: ``connection(_:request:didReceiveResponseHead:)``, then
+/// 3. per attempt: ``connection(_:request:didSendBodyData:expectedTotal:)`` while a body that is
+///    not in memory goes out, ``connection(_:request:didReceiveResponseHead:)``, then
 ///    ``connection(_:request:didReceiveData:bytesSoFar:expectedTotal:)`` as bytes arrive; between
 ///    attempts, ``connection(_:request:willRetry:after:reason:)`` or
 ///    ``connection(_:request:willRedirect:)``;
@@ -31,6 +32,12 @@ public protocol HTTPConnectionDelegate: AnyObject, Sendable {
     ///   - bytesSoFar: the body bytes received so far in this attempt.
     ///   - expectedTotal: the declared length, or `nil` when unknown (chunked, close-delimited).
     func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?)
+    /// Request body bytes went out: for streams, files and multipart forms, at most every 64 KiB
+    /// or 50 ms, and once when the whole body was written (on ``NativeTransport``).
+    /// - Parameters:
+    ///   - bytesSent: the body bytes written so far in this attempt.
+    ///   - expectedTotal: the body's length, or `nil` for a stream of unknown length.
+    func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?)
     /// An attempt failed and will be retried after `delay`.
     /// - Parameters:
     ///   - attempt: the number of the attempt about to be made (2 for the first retry).
@@ -58,6 +65,8 @@ extension HTTPConnectionDelegate {
     public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveResponseHead head: HTTPResponse.Head) {}
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {}
+    /// Does nothing.
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?) {}
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, willRetry attempt: Int, after delay: Duration, reason: HTTPConnectionError) {}
     /// Follows the redirect.

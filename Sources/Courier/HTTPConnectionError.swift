@@ -18,6 +18,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case clientCertificateRequired, clientCertificateRejected, clientKeyMismatch, clientKeyPassphraseIncorrect
         case deadlineExceeded, tooManyRedirects, redirectCycle, redirectRefused
         case notCached, authenticationFailed, transportFailed, unsupportedByTransport
+        case bodyNotReplayable
     }
 
     private let code: Code
@@ -110,9 +111,11 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     public static let authenticationFailed = Self(.authenticationFailed)
     /// The transport failed in a way no other kind describes.
     public static let transportFailed = Self(.transportFailed)
-
-    /// The transport cannot do what the request asks, such as streaming a response body; the
-    /// detail says what.
+    /// The request had to be sent again (a retry, a 307/308 redirect, a `401` answered with a new
+    /// credential) but its body is a stream that was already read and cannot be sent twice.
+    public static let bodyNotReplayable = Self(.bodyNotReplayable)
+    /// The transport cannot do what the request asks, such as ``URLSessionTransport`` with a
+    /// streamed or multipart request body, or a streamed response; the detail says what.
     public static let unsupportedByTransport = Self(.unsupportedByTransport)
 
     /// A `401`, `404`, … answer with the response attached.
@@ -174,6 +177,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .authenticationFailed: "Authentication failed"
         case .transportFailed: "The transport failed"
         case .unsupportedByTransport: "The transport does not support this"
+        case .bodyNotReplayable: "The request body is a stream that was already sent and cannot be sent again"
         }
     }
 }

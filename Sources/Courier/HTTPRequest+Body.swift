@@ -3,10 +3,27 @@ import Foundation
 extension HTTPRequest {
     /// A request body with its content type.
     public struct Body: Sendable {
-        /// The encoded bytes; empty for ``none``.
+        /// The encoded bytes; empty for ``none`` and for the bodies that are not held in memory
+        /// (``stream(_:length:contentType:)``, ``file(_:contentType:)``, ``multipart(_:)``, whose
+        /// bytes are in ``upload``).
         public let data: Data
         /// The `Content-Type` sent with the body; `nil` sends none.
         public let contentType: String?
+        /// The body when it is not held in memory: a stream, a file or a multipart form, sent in
+        /// bounded chunks; `nil` for in-memory bodies (``data``).
+        public let upload: UploadBody?
+
+        init(data: Data, contentType: String?) {
+            self.data = data
+            self.contentType = contentType
+            self.upload = nil
+        }
+
+        init(upload: UploadBody, contentType: String?) {
+            self.data = Data()
+            self.contentType = contentType
+            self.upload = upload
+        }
 
         /// No body.
         public static let none = Body(data: Data(), contentType: nil)
@@ -57,6 +74,10 @@ extension HTTPRequest {
         }
 
         /// Whether there is no body.
-        public var isEmpty: Bool { data.isEmpty && contentType == nil }
+        public var isEmpty: Bool { data.isEmpty && contentType == nil && upload == nil }
+
+        /// Whether the body can be sent again (by a retry, a 307 or 308 redirect, or after a
+        /// `401`): in-memory bodies, files and multipart forms of those can; a stream cannot.
+        public var isReplayable: Bool { upload?.isReplayable ?? true }
     }
 }

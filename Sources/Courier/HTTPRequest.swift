@@ -41,6 +41,10 @@ public struct HTTPRequest: Sendable {
     /// When it passes, the request fails with ``HTTPConnectionError/deadlineExceeded``.
     /// `nil` uses the connection's ``HTTPConnection/deadline``.
     public var deadline: Duration?
+    /// Called on the connection's callback queue as a body that is not in memory (a stream, a
+    /// file, a multipart form) goes out: the body bytes sent so far and the total, if known. At
+    /// most every 64 KiB or 50 ms, and once at the end of each attempt; `nil` by default.
+    public var onUploadProgress: (@Sendable (_ bytesSent: Int64, _ expectedTotal: Int64?) -> Void)?
 
     /// Creates a request.
     /// - Parameters:

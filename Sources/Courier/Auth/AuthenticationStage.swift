@@ -48,6 +48,11 @@ struct AuthenticationStage: PipelineStage {
                 return response
             }
             if firstChallenge == nil { firstChallenge = response }
+            if let upload = attempt.upload, upload.wasConsumed {
+                throw .bodyNotReplayable.with(
+                    detail: "the server rejected the credential and sending the request again needs its body, which was a stream",
+                    response: response)
+            }
             outcome = await session.rejected(version: version, sentAt: sentAt, context: refreshContext)
         }
     }

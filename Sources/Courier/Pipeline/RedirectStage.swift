@@ -41,6 +41,11 @@ struct RedirectStage: PipelineStage {
             case .stop: return response
             case .refuse: throw .redirectRefused.with(detail: "the delegate refused \(Redaction.url(target))", response: response)
             }
+            if let upload = hop.upload, upload.wasConsumed {
+                throw .bodyNotReplayable.with(
+                    detail: "the \(response.status.code) redirect to \(Redaction.url(hop.url)) needs the request body again, and it was a stream",
+                    response: response)
+            }
             guard visited.insert(Self.key(hop)).inserted else {
                 throw .redirectCycle.with(detail: "\(hop.method) \(Redaction.url(hop.url)) was already requested", response: response)
             }
@@ -59,6 +64,7 @@ struct RedirectStage: PipelineStage {
         if becomesGet {
             next.method = .get
             next.body = .init()
+            next.upload = nil
             for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] { next.headers.remove(name) }
         }
         if crossesOrigin {

@@ -8,6 +8,8 @@ struct RequestPlan: Sendable {
     let retryPolicy: RetryPolicy
     let redirectPolicy: RedirectPolicy
     let deadline: Duration?
+    /// The request's upload progress closure.
+    var uploadProgress: (@Sendable (Int64, Int64?) -> Void)?
 
     init(_ request: HTTPRequest, connection: HTTPConnection, settings: HTTPConnection.Settings) throws(HTTPConnectionError) {
         guard request.method.isValidToken else {
@@ -37,6 +39,8 @@ struct RequestPlan: Sendable {
             body: request.body.data,
             timeout: request.timeout ?? settings.timeout ?? HTTPConnection.defaultTimeout,
             maxResponseBodySize: request.maxResponseBodySize ?? settings.maxResponseBodySize)
+        transportRequest.upload = request.body.upload
+        self.uploadProgress = request.onUploadProgress
         transportRequest.defaultHeaderNames = Set(defaults.map { $0.name.lowercased() })
         self.transportRequest = transportRequest
     }
@@ -58,6 +62,7 @@ struct RequestPlan: Sendable {
         self.retryPolicy = plan.retryPolicy
         self.redirectPolicy = redirectPolicy
         self.deadline = plan.deadline
+        self.uploadProgress = plan.uploadProgress
     }
 
     /// Resolves a target against a base URL and appends the query.

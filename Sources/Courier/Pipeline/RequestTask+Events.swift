@@ -21,6 +21,8 @@ extension RequestTask: RequestEvents {
 struct RequestObserver: TransportObserver {
     let task: RequestTask
     let observesBody: Bool
+    /// The request's upload progress closure, if any.
+    let uploadProgress: (@Sendable (Int64, Int64?) -> Void)?
 
     func transportDidReceiveHead(_ head: HTTPResponse.Head) {
         guard observesBody else { return }
@@ -33,6 +35,14 @@ struct RequestObserver: TransportObserver {
         task.emit { connection, id in
             connection.delegate?.connection(connection, request: id, didReceiveData: data,
                                             bytesSoFar: bytesSoFar, expectedTotal: expectedTotal)
+        }
+    }
+
+    func transportDidSendBody(bytesSent: Int64, expectedTotal: Int64?) {
+        let progress = uploadProgress
+        task.emit { connection, id in
+            connection.delegate?.connection(connection, request: id, didSendBodyData: bytesSent, expectedTotal: expectedTotal)
+            progress?(bytesSent, expectedTotal)
         }
     }
 

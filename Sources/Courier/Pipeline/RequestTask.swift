@@ -76,7 +76,7 @@ final class RequestTask: Sendable {
                                  headers: Redaction.headers(of: plan.transportRequest)))
         let streams = callbacks.streamContinuation != nil
         let context = RequestContext(
-            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate),
+            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
             streamsResponse: streams)
         do {

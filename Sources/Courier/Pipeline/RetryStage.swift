@@ -35,6 +35,11 @@ struct RetryStage: PipelineStage {
                 delay = asked
             }
             let reason = attempt.error ?? attempt.response.map { HTTPConnectionError.unacceptableStatus($0) } ?? .transportFailed
+            if let upload = request.upload, upload.wasConsumed {
+                throw .bodyNotReplayable.with(
+                    detail: "attempt \(number) ended (\(reason.kindName)) and its retry needs the request body again, which was a stream",
+                    underlying: attempt.error, response: attempt.response)
+            }
             context.events.willRetry(attempt: number + 1, after: delay, reason: reason)
             do {
                 try await clock.sleep(for: delay)

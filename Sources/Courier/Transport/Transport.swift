@@ -63,8 +63,12 @@ public struct TransportRequest: Sendable {
     public var url: URL
     /// Every header field to send, including `Content-Type` for the body.
     public var headers: HTTPHeaders
-    /// The body bytes; empty for none.
+    /// The body bytes; empty for none, and for a body that is not in memory (``upload``).
     public var body: Data
+    /// The body when it is not in memory (a stream, a file, a multipart form), sent in bounded
+    /// chunks; `nil` when ``body`` holds it. A transport that cannot send it fails with
+    /// ``HTTPConnectionError/unsupportedByTransport``.
+    public var upload: UploadBody?
     /// The longest silence allowed while connecting or waiting for bytes.
     public var timeout: Duration
     /// The largest response body accepted, in bytes.
@@ -127,9 +131,18 @@ public protocol TransportObserver: Sendable {
     func transportDidReceiveBody(_ data: Data, bytesSoFar: Int64, expectedTotal: Int64?)
     /// The attempt ended (successfully or not) and these are its timings and byte counts.
     func transportDidCollect(_ metrics: TransportMetrics)
+    /// Request body bytes went out (for bodies not in memory, ``TransportRequest/upload``),
+    /// reported at most every 64 KiB or 50 ms, and once at the end.
+    /// - Parameters:
+    ///   - bytesSent: the body bytes written so far (framing not counted).
+    ///   - expectedTotal: the body's length, if known.
+    func transportDidSendBody(bytesSent: Int64, expectedTotal: Int64?)
 }
 
 extension TransportObserver {
+    /// Ignores the progress.
+    public func transportDidSendBody(bytesSent: Int64, expectedTotal: Int64?) {}
+
     /// Ignores the metrics.
     public func transportDidCollect(_ metrics: TransportMetrics) {}
 }

@@ -46,9 +46,16 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Sends the request with a URLSession data task. A request with a method, field name or value
-    /// HTTP forbids fails with ``HTTPConnectionError/invalidRequest`` (``TransportRequest/validate()``).
+    /// HTTP forbids fails with ``HTTPConnectionError/invalidRequest`` (``TransportRequest/validate()``);
+    /// a file body (``HTTPRequest/Body/file(_:contentType:)``) goes out with an upload task from
+    /// the file; a stream or a multipart form fails with ``HTTPConnectionError/unsupportedByTransport``.
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
         try request.validate()  // corelibs would silently drop a field whose value holds CR or LF
+        let uploadFile = request.upload?.singleFile
+        if request.upload != nil && uploadFile == nil {
+            throw .unsupportedByTransport.with(
+                detail: "URLSessionTransport sends in-memory bodies and files only; streams and multipart forms need NativeTransport")
+        }
         // Corelibs truncates the interval to whole seconds (0 meaning its 60 s default), so the
         // exchange's own watchdog enforces the exact idle timeout; this is only a backstop.
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
@@ -60,7 +67,7 @@ public final class URLSessionTransport: Transport {
 
         let exchange = URLSessionExchange(url: request.url, observer: observer,
                                           maxBodySize: request.maxResponseBodySize,
-                                          bytesSent: Int64(request.body.count),
+                                          bytesSent: Int64(request.body.count) + (uploadFile?.size ?? 0),
                                           cancel: { [router] in router.cancel($0) })
         let prepared = urlRequest
         let result = await withTaskCancellationHandler {
@@ -70,7 +77,8 @@ public final class URLSessionTransport: Transport {
                 // is busy under load: never make a Swift concurrency thread wait for it.
                 starter.async { [session, router] in
                     guard !exchange.hasEnded else { return }  // cancelled while queued: no task at all
-                    let task = session.dataTask(with: prepared)
+                    let task = uploadFile.map { session.uploadTask(with: prepared, fromFile: URL(fileURLWithPath: $0.path)) }
+                        ?? session.dataTask(with: prepared)
                     router.register(exchange, for: task)
                     guard exchange.attach(task) else {
                         router.cancel(task)

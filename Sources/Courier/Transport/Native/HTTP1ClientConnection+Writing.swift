@@ -13,6 +13,10 @@ extension HTTP1ClientConnection {
 
     /// Sends the current request: through the TLS session, or straight from its wire form.
     func sendRequest() {
+        if exchange?.upload != nil {
+            startUpload()
+            return
+        }
         if let tls, let exchange {
             var failure: TLSError?
             exchange.wire.withUnsafeBytes { wire in
@@ -45,6 +49,10 @@ extension HTTP1ClientConnection {
 
     /// Writes as much of the pending request (or ciphertext) as the socket takes now.
     func flush() {
+        if exchange?.upload != nil && machine.isWriting {
+            pumpUpload()
+            return
+        }
         guard let socket else { return }
         while true {
             let attempt = writeOnce(socket)
@@ -103,13 +111,13 @@ extension HTTP1ClientConnection {
     }
 
     /// Accounts for `count` bytes written.
-    private func advance(by count: Int) {
+    func advance(by count: Int) {
         machine.bytesWritten(count, at: EventLoop.now())
         if tls != nil { cipherOffset += count }
     }
 
     /// Everything pending was written.
-    private func finishWriting() {
+    func finishWriting() {
         if tls != nil {
             cipherOut.removeAll(keepingCapacity: cipherOut.capacity <= 65_536)
             cipherOffset = 0

@@ -46,6 +46,9 @@ final class NativeExchange {
     private var continuation: Continuation?
     /// Its own handle, for timer closures; cleared when it finishes.
     private var selfBound: LoopBound<NativeExchange>?
+    /// The body when it is not in memory, as the current connection writes it; made afresh each
+    /// time a connection takes the exchange.
+    private(set) var upload: NativeUpload?
     /// The pool it belongs to once started.
     var pool: HostPool?
     /// Its id in the pool's state machine once started.
@@ -75,7 +78,8 @@ final class NativeExchange {
         self.observesBody = observer.observesBody
         self.stream = stream
         self.timeout = request.timeout.nativeNanoseconds
-        self.isIdempotent = request.method.isIdempotent
+        // A stream cannot be sent twice, so a stale connection re-sends it only when none of it went out.
+        self.isIdempotent = request.method.isIdempotent && (request.upload?.isReplayable ?? true)
         self.asksClose = request.headers.values(for: "Connection").contains { $0.lowercased().contains("close") }
     }
 
@@ -99,6 +103,10 @@ final class NativeExchange {
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
         self.connection = connection
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
+        if let body = request.upload {
+            upload?.stop()
+            upload = NativeUpload(body)
+        }
     }
 
     /// The final head arrived. A streamed response is handed out now (the waiting `stream` call
@@ -149,6 +157,7 @@ final class NativeExchange {
     /// Lets go of the pool, the timers and itself, and reports the metrics: the exchange ended.
     private func release() {
         stopWaitCheck()
+        upload?.stop()
         pool = nil
         connection = nil
         selfBound = nil
@@ -158,7 +167,7 @@ final class NativeExchange {
     /// What this attempt cost, as far as the exchange saw it.
     private func metrics() -> TransportMetrics {
         var metrics = TransportMetrics()
-        metrics.bytesSent = Int64(wire.count + (bodyInlined ? 0 : request.body.count))
+        metrics.bytesSent = Int64(wire.count + (bodyInlined ? 0 : request.body.count)) + (upload?.bytesSent ?? 0)
         if let head {
             let headBytes = head.headers.reduce(17 + head.status.reason.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             metrics.bytesReceived = Int64(headBytes + wireBodyBytes)

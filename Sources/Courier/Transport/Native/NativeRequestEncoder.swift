@@ -1,7 +1,9 @@
 import Foundation
 
 /// Writes a request head (and a small body) in HTTP/1.1 wire form, in one buffer, so that it
-/// goes out in one system call.
+/// goes out in one system call. A body that is not in memory (``TransportRequest/upload``) is
+/// announced with its `Content-Length`, or `Transfer-Encoding: chunked` when its length is
+/// unknown, and written later by ``NativeUpload``.
 ///
 /// The transport frames bodies itself: a `Content-Length` or `Transfer-Encoding` given by the
 /// caller is replaced by the body's real length. A request whose method or field names are not
@@ -63,7 +65,16 @@ enum NativeRequestEncoder {
         if acceptEncoding && !hasAcceptEncoding {
             appendLiteral("Accept-Encoding: gzip, deflate\r\n", to: &bytes)
         }
-        if !body.isEmpty || sendsEmptyLength(request.method) {
+        if let upload = request.upload {
+            if let length = upload.length {
+                appendLiteral("Content-Length: ", to: &bytes)
+                append(String(length), to: &bytes)
+                bytes.append(0x0D)
+                bytes.append(0x0A)
+            } else {
+                appendLiteral("Transfer-Encoding: chunked\r\n", to: &bytes)
+            }
+        } else if !body.isEmpty || sendsEmptyLength(request.method) {
             appendLiteral("Content-Length: ", to: &bytes)
             append(String(body.count), to: &bytes)
             bytes.append(0x0D)
