@@ -115,7 +115,7 @@ public final class NativeTransport: Transport {
     /// - Returns: the response, whatever its status.
     /// - Throws: ``HTTPConnectionError`` (see the kinds listed in the type's documentation).
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
-        let target = try NativeRequestTarget(url: request.url)
+        let target = try NativeRequestTarget(url: request.url, proxies: settings.proxies)
         let handle = try pool(for: target.key)
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
         let pool = handle.pool
