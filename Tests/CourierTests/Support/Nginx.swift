@@ -141,7 +141,7 @@ final class Nginx: Sendable {
     }
 
     /// A port that was free a moment ago on 127.0.0.1.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw NginxError("socket() failed") }
         defer { close(fd) }

@@ -2,9 +2,8 @@ import CourierWire
 
 /// The hosts that bypass the proxy, as `NO_PROXY` lists them, matched by curl's rules.
 ///
-/// The text is a list of patterns separated by commas; blanks (spaces and tabs) around a
-/// pattern are ignored, and a blank inside one ends the list (as in curl). A host bypasses the
-/// proxy when:
+/// The text is a list of patterns separated by commas, blanks (spaces and tabs), or both, as
+/// curl 7.88 reads it. A host bypasses the proxy when:
 /// - the whole text is `*` (only on its own: `*` inside a list matches nothing);
 /// - the host is a name and a pattern equals it, or is a domain suffix of it at a dot boundary:
 ///   `example.com` and `.example.com` both match `example.com` and `www.example.com`, never
@@ -45,20 +44,9 @@ public struct NoProxyList: Sendable, Hashable {
         return false
     }
 
-    /// The patterns, split as curl splits them.
+    /// The patterns: the text split at commas and blanks.
     private func patterns() -> [Substring] {
-        var result: [Substring] = []
-        var rest = Substring(text)
-        while !rest.isEmpty {
-            rest = rest.drop { $0 == " " || $0 == "\t" }
-            let end = rest.firstIndex { $0 == " " || $0 == "\t" || $0 == "," } ?? rest.endIndex
-            let pattern = rest[..<end]
-            if !pattern.isEmpty { result.append(pattern) }
-            rest = rest[end...].drop { $0 == " " || $0 == "\t" }
-            guard rest.first == "," else { break }
-            rest = rest.drop { $0 == "," }
-        }
-        return result
+        Substring(text).split { $0 == "," || $0 == " " || $0 == "\t" }
     }
 
     /// A name against a name pattern: equal, or a suffix at a dot boundary.
