@@ -42,6 +42,10 @@ struct NativeTransportProxyTests {
             let direct = try echo(try await fetch(transport, URL(string: "http://localhost:\(server.port)/echo")!))
             #expect(direct.header("Via") == nil)
             #expect(transport.census.livePools == 2)
+            transport.shutdown()  // squid logs a request when its transaction ends
+            #expect(await eventually(timeout: .seconds(5)) { squid.requestLog.contains("GET http://127.0.0.1:\(server.port)/echo/a") },  // squid strips the query from its log
+                    "\(squid.requestLog)")
+            #expect(!squid.requestLog.contains("localhost"))
         }
     }
 
@@ -68,6 +72,10 @@ struct NativeTransportProxyTests {
             #expect(byName.body == Self.page)
             let mismatch = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, wrong.url("/page.txt")) }
             #expect(mismatch == .hostnameMismatch, "\(String(describing: mismatch))")
+            transport.shutdown()  // squid logs a tunnel when it closes
+            #expect(await eventually(timeout: .seconds(5)) {
+                squid.requestLog.contains("CONNECT 127.0.0.1:\(nginx.port)") && squid.requestLog.contains("CONNECT localhost:\(nginx.port)")
+            }, "\(squid.requestLog)")
         }
     }
 
@@ -143,6 +151,7 @@ struct NativeTransportProxyTests {
                 }
                 let secure = try await fetch(transport, URL(string: "https://localhost:\(nginx.port)/page.txt")!)
                 #expect(secure.body == Self.page)
+                #expect(dante.requestLog.contains(".\(server.port)"), "\(dante.requestLog)")
                 let closed = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, URL(string: "http://127.0.0.1:1/")!) }
                 #expect(closed == .proxyCannotReachOrigin || closed == .proxyRejected, "\(String(describing: closed))")
             }
@@ -163,6 +172,7 @@ struct NativeTransportProxyTests {
             defer { good.shutdown() }
             let accepted = try echo(try await fetch(good, server.url("/echo")))
             #expect(accepted.path == "/echo")
+            #expect(dante.requestLog.contains(".\(server.port)"), "\(dante.requestLog)")
             let bad = transport(leaks, ProxyConfiguration(all: dante.proxy(.socks5h, credentials: ProxyCredentials(username: "courier-socks",
                                                                                                                  password: "nope"))))
             defer { bad.shutdown() }

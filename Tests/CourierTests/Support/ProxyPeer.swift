@@ -40,6 +40,12 @@ final class ProxyPeer: Sendable {
 
     /// The port it listens on.
     let port: Int
+    /// What the proxy logged about the requests it carried: squid's access log (one line per
+    /// request, e.g. `… CONNECT 127.0.0.1:8443 …`), or dante's log (`… pass(1): tcp/connect …`).
+    var requestLog: String {
+        let name = FileManager.default.fileExists(atPath: directory.appendingPathComponent("access.log").path) ? "access.log" : "danted.log"
+        return (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+    }
     private let directory: URL
     private let child: ChildProcess
     private let stopped = Mutex(false)
@@ -82,7 +88,7 @@ final class ProxyPeer: Sendable {
                 http_port 127.0.0.1:\(port)
                 pid_filename \(root)/squid.pid
                 cache_log \(root)/cache.log
-                access_log none
+                access_log stdio:\(root)/access.log
                 cache deny all
                 cache_mem 1 MB
                 coredump_dir \(root)
@@ -110,7 +116,7 @@ final class ProxyPeer: Sendable {
                 user.privileged: root
                 user.unprivileged: nobody
                 client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }
-                socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }
+                socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 log: connect }
                 """
             try config.write(to: directory.appendingPathComponent("danted.conf"), atomically: true, encoding: .utf8)
             return (executable, ["-f", "\(root)/danted.conf", "-p", "\(root)/danted.pid", "-N", "1"], "\(root)/danted.log")
