@@ -157,6 +157,10 @@ struct ProxyEnvironmentTests {
         #expect(proxy.credentials == ProxyCredentials(username: "us@er", password: "p:ss"))
         #expect(proxy.description == "http://proxy.example:3128")
         #expect("\(proxy.credentials!)" == "<redacted>")
+        var dumped = ""
+        dump(proxy, to: &dumped)
+        #expect(!dumped.contains("p:ss") && !dumped.contains("us@er"), "\(dumped)")
+        #expect(!String(reflecting: proxy).contains("p:ss"))
         #expect(try Proxy(url: "socks5h://[::1]:1080").description == "socks5h://[::1]:1080")
         #expect(try Proxy(url: "proxy.example").port == 1080)
         for bad in ["https://proxy:443", "socks4://proxy:1080", "http://proxy:0", "http://proxy:99999", "http://:8080", "http://proxy/path"] {

@@ -118,7 +118,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
 
 /// A username and password for a proxy: sent as `Proxy-Authorization: Basic` to an HTTP proxy,
 /// or in the RFC 1929 exchange to a SOCKS5 proxy. Its description never shows them.
-public struct ProxyCredentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct ProxyCredentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The username.
     public let username: String
     /// The password.
@@ -137,6 +137,8 @@ public struct ProxyCredentials: Sendable, Hashable, CustomStringConvertible, Cus
     public var description: String { "<redacted>" }
     /// `"<redacted>"`.
     public var debugDescription: String { "<redacted>" }
+    /// A mirror without children, so that `dump` and reflection never show the username or password.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     /// The `Proxy-Authorization` value: `Basic` and base64 of `username:password` (RFC 7617).
     var basicAuthorization: String {
