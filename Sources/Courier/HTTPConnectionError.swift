@@ -19,6 +19,8 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case deadlineExceeded, tooManyRedirects, redirectCycle, redirectRefused
         case notCached, authenticationFailed, transportFailed, unsupportedByTransport
         case bodyNotReplayable
+        case proxyUnreachable, proxyAuthenticationRequired, proxyForbidden, proxyCannotReachOrigin, proxyRejected
+        case proxyClosedConnection, proxyBadResponse
     }
 
     private let code: Code
@@ -118,6 +120,30 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// streamed or multipart request body, or a streamed response; the detail says what.
     public static let unsupportedByTransport = Self(.unsupportedByTransport)
 
+    /// No connection could be made to the proxy (refused, unreachable, or its name did not
+    /// resolve); the origin was never contacted.
+    public static let proxyUnreachable = Self(.proxyUnreachable)
+    /// The proxy wants credentials, or refused the ones given: an HTTP proxy answered `CONNECT`
+    /// with `407`, or a SOCKS5 proxy accepted none of the offered methods or rejected the
+    /// username and password (RFC 1929).
+    public static let proxyAuthenticationRequired = Self(.proxyAuthenticationRequired)
+    /// The proxy's policy forbids the destination: `CONNECT` answered `403`, or SOCKS5 reply
+    /// `0x02` (connection not allowed by ruleset).
+    public static let proxyForbidden = Self(.proxyForbidden)
+    /// The proxy could not reach the origin: `CONNECT` answered `502`, `503` or `504`, or SOCKS5
+    /// replied network or host unreachable, connection refused or TTL expired (`0x03`–`0x06`).
+    public static let proxyCannotReachOrigin = Self(.proxyCannotReachOrigin)
+    /// The proxy refused the tunnel for another reason: another non-2xx answer to `CONNECT`, or
+    /// SOCKS5 reply `0x01` (general failure), `0x07` (command not supported) or `0x08` (address
+    /// type not supported). The detail names the status or reply.
+    public static let proxyRejected = Self(.proxyRejected)
+    /// The proxy closed the connection before the tunnel was open (during `CONNECT` or the SOCKS5
+    /// handshake).
+    public static let proxyClosedConnection = Self(.proxyClosedConnection)
+    /// The proxy's answer broke its protocol (a malformed `CONNECT` response, a SOCKS5 reply of
+    /// the wrong version or length, bytes after the reply).
+    public static let proxyBadResponse = Self(.proxyBadResponse)
+
     /// A `401`, `404`, … answer with the response attached.
     public static func unacceptableStatus(_ response: HTTPResponse) -> Self {
         Self(.unacceptableStatus, detail: nil, response: response)
@@ -178,6 +204,13 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .transportFailed: "The transport failed"
         case .unsupportedByTransport: "The transport does not support this"
         case .bodyNotReplayable: "The request body is a stream that was already sent and cannot be sent again"
+        case .proxyUnreachable: "Could not connect to the proxy"
+        case .proxyAuthenticationRequired: "The proxy requires authentication, or rejected the credentials"
+        case .proxyForbidden: "The proxy forbids connecting to the destination"
+        case .proxyCannotReachOrigin: "The proxy could not reach the server"
+        case .proxyRejected: "The proxy refused to open a tunnel"
+        case .proxyClosedConnection: "The proxy closed the connection before the tunnel was open"
+        case .proxyBadResponse: "The proxy sent an invalid answer"
         }
     }
 }

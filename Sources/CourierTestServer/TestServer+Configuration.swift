@@ -20,6 +20,9 @@ extension TestServer {
         public var maxHeaderFields: Int
         /// How many event loop threads serve connections. Default: 1.
         public var eventLoopCount: Int
+        /// Misbehaving-proxy mode: every request (a proxy's `CONNECT` or absolute-form request
+        /// included) is answered with this fault instead of being routed. Default: `nil` (off).
+        public var proxyFault: ProxyFault? = nil
 
         /// Creates a configuration; every parameter has the default described on its property.
         ///

@@ -48,7 +48,8 @@ import HTTPServerCore
 /// | `/fault/keepalive-then-close` | `200` with `Connection: close`, then closes the connection (A6). |
 ///
 /// Connection-level faults: ``Configuration/closeBeforeReading`` closes every
-/// connection as soon as it is accepted (A2). For any other misbehaviour, register
+/// connection as soon as it is accepted (A2); ``Configuration/proxyFault`` makes the server a
+/// misbehaving proxy (refusals, closes mid-handshake, trickles). For any other misbehaviour, register
 /// a route answering ``Reply/script(_:)`` with raw bytes, pauses, half-closes,
 /// closes, resets and stalls.
 ///
@@ -91,8 +92,13 @@ public final class TestServer: Sendable {
             closeConnectionsOnAccept: configuration.closeBeforeReading
         )
         let routes = self.routes
+        let proxyFault = configuration.proxyFault
         server = try HTTPServer(host: "127.0.0.1", port: 0, configuration: serverConfiguration) { request, responder in
-            TestServer.serve(request, responder, routes: routes)
+            if let proxyFault {
+                TestServer.perform(TestServer.proxyFaultReply(proxyFault), keepAlive: false, responder: responder)
+            } else {
+                TestServer.serve(request, responder, routes: routes)
+            }
         }
         port = server.port
         self.configuration = configuration

@@ -100,6 +100,7 @@ struct HTTP1ConnectionStateMachineTests {
         switch action {
         case .none: return "none"
         case .startConnecting(let timerAt): return "connect timer@\(timerAt)"
+        case .startTunnel: return "tunnel"
         case .startHandshake: return "handshake"
         case .reportReady: return "ready"
         case .timeOutConnector: return "connector timeout"

@@ -10,8 +10,8 @@ struct RequestCallbacks: Sendable {
     /// The `stream` caller waiting for the head; set for streamed requests only.
     var streamContinuation: StreamContinuation?
 
-    /// Whether a closure waits for the outcome (success or error) on the callback queue.
-    var deliversOutcome: Bool { onSuccess != nil || onError != nil }
+    /// Whether any closure is called on the callback queue (start, success or error).
+    var hasClosures: Bool { onDidStart != nil || onSuccess != nil || onError != nil }
 
     init(onDidStart: (@Sendable (RequestID) -> Void)? = nil,
          onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,

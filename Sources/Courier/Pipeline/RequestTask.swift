@@ -186,9 +186,10 @@ final class RequestTask: Sendable {
             })
         }
         guard notify, let connection else { return }
-        guard connection.delegate != nil || callbacks.deliversOutcome else {
-            // An `async` caller with no delegate: nobody is left to tell, and no event may
-            // reach a delegate set from now on.
+        guard connection.delegate != nil || callbacks.hasClosures || request.onUploadProgress != nil else {
+            // An `async` caller with no delegate and no closure: nobody is left to tell, and no
+            // event may reach a delegate set from now on. (With a closure, the hop below runs
+            // after the events queued before it, so none of them is lost.)
             terminalDelivered.store(true, ordering: .releasing)
             return
         }

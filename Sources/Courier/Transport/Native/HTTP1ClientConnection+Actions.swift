@@ -10,6 +10,8 @@ extension HTTP1ClientConnection {
         case .startConnecting(let timerAt):
             armWatchdog(deadline: timerAt)
             startConnector()
+        case .startTunnel:
+            startTunnel()
         case .startHandshake:
             if let tlsContext { startTLS(tlsContext) }
         case .reportReady:

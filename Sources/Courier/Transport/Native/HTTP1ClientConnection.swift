@@ -55,6 +55,9 @@ final class HTTP1ClientConnection {
     /// When the watchdog fires; 0 when it is not armed.
     var watchdogDeadline: UInt64 = 0
 
+    /// The proxy handshake while the machine is tunnelling, and the bytes it still has to write.
+    var tunnel: ProxyTunnel?
+
     /// Ciphertext waiting to be written (TLS only).
     var cipherOut: [UInt8] = []
     /// How much of ``cipherOut`` was written.
@@ -67,7 +70,7 @@ final class HTTP1ClientConnection {
         self.settings = settings
         self.tlsContext = tlsContext
         self.machine = HTTP1ConnectionStateMachine(
-            configuration: .init(origin: "\(key)", usesTLS: tlsContext != nil, settings: settings))
+            configuration: .init(origin: "\(key)", usesTLS: tlsContext != nil, tunnels: key.tunnels, settings: settings))
         settings.census.connection(1)
     }
 
@@ -142,6 +145,9 @@ final class HTTP1ClientConnection {
     /// Dispatches a readiness event from the loop.
     private func handle(_ readiness: EventLoop.Readiness) {
         switch machine.state {
+        case .tunnelling:
+            if readiness.contains(.writable) { flushTunnel() }
+            if case .tunnelling = machine.state, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readTunnel() }
         case .handshaking:
             if readiness.contains(.writable) { flush() }
             if case .handshaking = machine.state, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readHandshake() }
@@ -204,6 +210,7 @@ final class HTTP1ClientConnection {
         watchdog = nil
         watchdogDeadline = 0
         tls = nil
+        tunnel = nil
         cipherOut = []
         selfBound = nil
         let pool = self.pool

@@ -13,6 +13,10 @@ extension HTTP1ConnectionStateMachine {
 
         /// Resolve and connect; make the timer fire no later than the deadline.
         case startConnecting(timerAt: UInt64)
+        /// Open the tunnel through the proxy on the connected socket (`CONNECT` or SOCKS5); report
+        /// ``HTTP1ConnectionStateMachine/tunnelEstablished(at:)`` or
+        /// ``HTTP1ConnectionStateMachine/establishmentFailed(_:)``.
+        case startTunnel
         /// Start the TLS handshake on the connected socket.
         case startHandshake
         /// The connection is usable: report it ready to the pool.

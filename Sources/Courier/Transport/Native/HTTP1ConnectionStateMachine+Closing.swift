@@ -15,7 +15,7 @@ extension HTTP1ConnectionStateMachine {
         case .idle:
             state = .closed
             return .close(establishmentError: nil)
-        case .initial, .connecting, .handshaking:
+        case .initial, .connecting, .tunnelling, .handshaking:
             state = .closed
             return .close(establishmentError: .cannotConnect.with(detail: "closed while connecting to \(configuration.origin)"))
         }

@@ -33,8 +33,10 @@ extension HTTP1ConnectionStateMachine {
     struct Configuration {
         /// The origin, e.g. `http://example.com:80`, named in error details.
         var origin: String
-        /// Whether a TLS handshake follows the TCP connect.
+        /// Whether a TLS handshake follows the TCP connect (and the tunnel, if any).
         var usesTLS: Bool
+        /// Whether a tunnel through a proxy (`CONNECT` or SOCKS5) is opened after the TCP connect.
+        var tunnels: Bool = false
         /// How long connecting (and the handshake) may take, in nanoseconds.
         var connectTimeout: UInt64
         /// The parser limits.
@@ -50,8 +52,8 @@ extension HTTP1ConnectionStateMachine {
 
 extension HTTP1ConnectionStateMachine.Configuration {
     /// The configuration of a connection to `origin` with the transport's `settings`.
-    init(origin: String, usesTLS: Bool, settings: NativeSettings) {
-        self.init(origin: origin, usesTLS: usesTLS, connectTimeout: settings.connectTimeout, limits: settings.limits,
+    init(origin: String, usesTLS: Bool, tunnels: Bool = false, settings: NativeSettings) {
+        self.init(origin: origin, usesTLS: usesTLS, tunnels: tunnels, connectTimeout: settings.connectTimeout, limits: settings.limits,
                   decompression: settings.decompression, maxDecompressedBytes: settings.maxDecompressedBytes,
                   maxDecompressionRatio: settings.maxDecompressionRatio)
     }

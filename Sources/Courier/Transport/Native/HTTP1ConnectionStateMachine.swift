@@ -10,8 +10,9 @@ import CourierWire
 /// its driver on the event loop; the tests drive it with byte strings and a virtual clock.
 ///
 /// The rules:
-/// - **Life.** initial → connecting → (handshaking) → idle ⇄ busy → closed. Once closed it stays
-///   closed.
+/// - **Life.** initial → connecting → (tunnelling) → (handshaking) → idle ⇄ busy → closed. Once
+///   closed it stays closed. Tunnelling (a `CONNECT` or SOCKS5 exchange with a proxy) and the
+///   TLS handshake share the connect timeout's deadline.
 /// - **One request at a time**, whose life is one ``RequestPhase``: sending → awaiting the head →
 ///   receiving the body; done is the connection idle again (reusable) or closed. A response may
 ///   begin while the request is still being written (an early `413`): it is read, and the
@@ -34,6 +35,8 @@ struct HTTP1ConnectionStateMachine {
         case initial
         /// Resolving and connecting, until the deadline.
         case connecting(deadline: UInt64)
+        /// Connected to a proxy; the tunnel to the origin is being opened until the deadline.
+        case tunnelling(deadline: UInt64)
         /// Connected; the TLS handshake runs until the deadline.
         case handshaking(deadline: UInt64)
         /// Ready, without a request.
@@ -120,7 +123,7 @@ struct HTTP1ConnectionStateMachine {
     var isEstablished: Bool {
         switch state {
         case .idle, .busy: return true
-        case .initial, .connecting, .handshaking, .closed: return false
+        case .initial, .connecting, .tunnelling, .handshaking, .closed: return false
         }
     }
 
@@ -143,9 +146,24 @@ struct HTTP1ConnectionStateMachine {
         return .startConnecting(timerAt: deadline)
     }
 
-    /// The TCP connect succeeded.
+    /// The TCP connect succeeded (to the origin, or to the proxy).
     mutating func connected(at now: UInt64) -> Action {
         guard case .connecting(let deadline) = state else { return .none }
+        if configuration.tunnels {
+            state = .tunnelling(deadline: deadline)
+            return .startTunnel
+        }
+        return afterTunnel(deadline: deadline)
+    }
+
+    /// The proxy opened the tunnel to the origin.
+    mutating func tunnelEstablished(at now: UInt64) -> Action {
+        guard case .tunnelling(let deadline) = state else { return .none }
+        return afterTunnel(deadline: deadline)
+    }
+
+    /// The TLS handshake, or readiness, once the origin is reachable.
+    private mutating func afterTunnel(deadline: UInt64) -> Action {
         if configuration.usesTLS {
             state = .handshaking(deadline: deadline)
             return .startHandshake
@@ -242,6 +260,10 @@ struct HTTP1ConnectionStateMachine {
         switch state {
         case .connecting(let deadline):
             return now < deadline ? .armTimer(deadline) : .timeOutConnector
+        case .tunnelling(let deadline):
+            if now < deadline { return .armTimer(deadline) }
+            let limit = Duration.nanoseconds(Int64(clamping: configuration.connectTimeout))
+            return establishmentFailed(.timedOut.with(detail: "the proxy did not open the tunnel to \(configuration.origin) within \(limit)"))
         case .handshaking(let deadline):
             if now < deadline { return .armTimer(deadline) }
             let limit = Duration.nanoseconds(Int64(clamping: configuration.connectTimeout))

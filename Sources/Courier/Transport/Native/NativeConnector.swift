@@ -1,6 +1,7 @@
 import CourierWire
 
-/// Opens the TCP connection of one ``HTTP1ClientConnection``: takes the addresses from an
+/// Opens the TCP connection of one ``HTTP1ClientConnection`` (to the origin, or to its proxy,
+/// ``NativePoolKey/firstHop``): takes the addresses from an
 /// override, a literal or DNS, then races them per Happy Eyeballs (RFC 8305) by executing the
 /// actions of a ``HappyEyeballsMachine`` with real sockets on the loop.
 ///
@@ -45,12 +46,13 @@ final class NativeConnector {
         let bound = LoopBound(self, on: loop)
         self.completion = completion
         selfBound = bound
-        if let known = settings.resolver.knownAddresses(host: key.host, port: key.port) {
+        let hop = key.firstHop
+        if let known = settings.resolver.knownAddresses(host: hop.host, port: hop.port) {
             perform(machine.resolved(known))
             return
         }
         timeline.resolveStart = EventLoop.now()
-        settings.resolver.resolve(host: key.host, port: key.port, on: loop) { result in
+        settings.resolver.resolve(host: hop.host, port: hop.port, on: loop) { result in
             bound.value.resolved(result)
         }
     }
@@ -177,6 +179,7 @@ final class NativeConnector {
         case .resolutionFailed(let error):
             return NativeErrors.connect(error, key: key)
         case .noAddresses:
+            if let proxy = key.proxy { return .proxyUnreachable.with(detail: "\(proxy): no address to connect to") }
             return .cannotResolveHost.with(detail: "\(key.host): no address to connect to")
         case .allAttemptsFailed(let last):
             let tried = machine.addresses.count

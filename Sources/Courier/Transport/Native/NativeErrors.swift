@@ -5,8 +5,12 @@ import CourierWire
 /// Turns the errors of the wire, HTTP/1.1 and TLS layers into Courier's one error type, keeping
 /// the original as ``HTTPConnectionError/underlying``.
 enum NativeErrors {
-    /// A failed name lookup or connect.
+    /// A failed name lookup or connect (to the proxy, when there is one).
     static func connect(_ error: SocketError, key: NativePoolKey) -> HTTPConnectionError {
+        if let proxy = key.proxy {
+            return .proxyUnreachable.with(detail: "\(proxy) (for \(key.secure ? "https" : "http")://\(key.host):\(key.port)): \(error.message)",
+                                          underlying: error)
+        }
         if error.isResolutionFailure {
             return .cannotResolveHost.with(detail: "\(key.host): \(error.message)", underlying: error)
         }

@@ -45,9 +45,10 @@ enum NativeRequestEncoder {
         for field in request.headers {
             switch classify(field.name) {
             case .host, .framing: continue
+            case .proxyAuthorization where target.proxyAuthorization != nil: continue
             case .userAgent: hasUserAgent = true
             case .acceptEncoding: hasAcceptEncoding = true
-            case .other: break
+            case .proxyAuthorization, .other: break
             }
             append(field.name, to: &bytes)
             bytes.append(0x3A)
@@ -59,6 +60,12 @@ enum NativeRequestEncoder {
         if !hasUserAgent {
             appendLiteral("User-Agent: ", to: &bytes)
             append(userAgent, to: &bytes)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        if let proxyAuthorization = target.proxyAuthorization {
+            appendLiteral("Proxy-Authorization: ", to: &bytes)
+            append(proxyAuthorization, to: &bytes)
             bytes.append(0x0D)
             bytes.append(0x0A)
         }
@@ -96,7 +103,7 @@ enum NativeRequestEncoder {
         }
     }
 
-    private enum FieldKind { case host, framing, userAgent, acceptEncoding, other }
+    private enum FieldKind { case host, framing, userAgent, acceptEncoding, proxyAuthorization, other }
 
     /// Recognises the fields the encoder writes itself, without allocating.
     private static func classify(_ name: String) -> FieldKind {
@@ -106,6 +113,7 @@ enum NativeRequestEncoder {
         case 14 where HTTPHeaders.sameName(name, "Content-Length"): .framing
         case 15 where HTTPHeaders.sameName(name, "Accept-Encoding"): .acceptEncoding
         case 17 where HTTPHeaders.sameName(name, "Transfer-Encoding"): .framing
+        case 19 where HTTPHeaders.sameName(name, "Proxy-Authorization"): .proxyAuthorization
         default: .other
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Where one request goes, taken apart from its URL once: the pool it belongs to, the `Host`
-/// field and the origin-form request target.
+/// Where one request goes, taken apart from its URL once: the pool it belongs to (its origin and
+/// proxy), the `Host` field and the request target: origin form, or absolute form for an `http`
+/// request forwarded by an HTTP proxy.
 ///
 /// The URL's percent-encoded text is used as it is (never decoded and re-encoded), so the server
 /// receives exactly the path and query the pipeline built.
@@ -10,13 +11,20 @@ struct NativeRequestTarget: Sendable {
     let key: NativePoolKey
     /// The `Host` field value: the URL's host and explicit port, userinfo removed.
     let hostField: String
-    /// The origin-form target: path (at least `/`) and query, without the fragment.
+    /// The request target: path (at least `/`) and query, without the fragment; prefixed with
+    /// `http://` and the authority when an HTTP proxy forwards the request.
     let path: String
+    /// The `Proxy-Authorization` value for an HTTP proxy that forwards the request (never set
+    /// when the request goes direct or through a tunnel, so it never reaches an origin).
+    let proxyAuthorization: String?
 
-    /// Takes `url` apart.
-    /// - Parameter url: an absolute `http` or `https` URL.
-    /// - Throws: ``HTTPConnectionError/invalidURL`` for another scheme, a missing host or a bad port.
-    init(url: URL) throws(HTTPConnectionError) {
+    /// Takes `url` apart and picks its proxy.
+    /// - Parameters:
+    ///   - url: an absolute `http` or `https` URL.
+    ///   - proxies: the proxy settings. Default: none (direct).
+    /// - Throws: ``HTTPConnectionError/invalidURL`` for another scheme, a missing host, a bad
+    ///   port, or an unusable proxy setting for the URL.
+    init(url: URL, proxies: ProxyConfiguration = .none) throws(HTTPConnectionError) {
         let text = url.absoluteString
         let bytes = text.utf8
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
@@ -59,12 +67,21 @@ struct NativeRequestTarget: Sendable {
             }
             port = value
         }
-        key = NativePoolKey(secure: secure, host: hostPart.lowercased(), port: port)
+        let host = hostPart.lowercased()
+        let proxy = try proxies.proxy(secure: secure, host: host)
+        key = NativePoolKey(secure: secure, host: host, port: port, proxy: proxy)
         hostField = String(authority)
 
         var rest = authorityAndRest[authorityEnd...]
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        path = rest.hasPrefix("/") ? String(rest) : "/" + rest
+        let originForm = rest.hasPrefix("/") ? String(rest) : "/" + rest
+        if key.forwardsThroughProxy, let proxy {
+            path = "http://" + hostField + originForm
+            proxyAuthorization = proxy.credentials?.basicAuthorization
+        } else {
+            path = originForm
+            proxyAuthorization = nil
+        }
     }
 
     /// The error for a URL the transport cannot use, its secrets redacted.
@@ -74,7 +91,7 @@ struct NativeRequestTarget: Sendable {
 }
 
 /// Identifies one connection pool: connections are shared only between requests to the same
-/// scheme, host and port.
+/// scheme, host and port through the same proxy (or none).
 struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether connections use TLS (`https`).
     let secure: Bool
@@ -82,10 +99,39 @@ struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     let host: String
     /// The TCP port.
     let port: Int
+    /// The proxy the connections go through; `nil` for direct connections.
+    let proxy: Proxy?
 
-    /// `"https://example.com:443"`.
+    /// A key for the origin `host`:`port`, reached through `proxy` (or direct).
+    init(secure: Bool, host: String, port: Int, proxy: Proxy? = nil) {
+        self.secure = secure
+        self.host = host
+        self.port = port
+        self.proxy = proxy
+    }
+
+    /// Where the TCP connection goes: the proxy, or the origin.
+    var firstHop: (host: String, port: Int) {
+        proxy.map { ($0.host, $0.port) } ?? (host, port)
+    }
+
+    /// Whether an HTTP proxy forwards the requests (plain `http` through an HTTP proxy): the
+    /// connection goes to the proxy, and requests are written in absolute form.
+    var forwardsThroughProxy: Bool {
+        proxy?.kind == .http && !secure
+    }
+
+    /// Whether the connection opens a tunnel to the origin through the proxy before anything
+    /// else (`CONNECT` or SOCKS5).
+    var tunnels: Bool {
+        proxy != nil && !forwardsThroughProxy
+    }
+
+    /// `"https://example.com:443"`, followed by `" via http://proxy:3128"` through a proxy
+    /// (never the proxy's credentials).
     var description: String {
         let shown = host.contains(":") ? "[\(host)]" : host
-        return "\(secure ? "https" : "http")://\(shown):\(port)"
+        let via = proxy.map { " via \($0)" } ?? ""
+        return "\(secure ? "https" : "http")://\(shown):\(port)\(via)"
     }
 }

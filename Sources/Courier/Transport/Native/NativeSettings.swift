@@ -16,6 +16,8 @@ struct NativeSettings: Sendable {
     let resolver: Resolver
     /// The Happy Eyeballs connection attempt delay.
     let connectionAttemptDelay: Duration
+    /// Which proxy each request goes through.
+    let proxies: ProxyConfiguration
     /// Live pools and connections of the transport these settings belong to.
     let census = NativeCensus()
 
@@ -32,5 +34,6 @@ struct NativeSettings: Sendable {
             Resolver.Override(host: $0.host, port: $0.port, addresses: $0.socketAddresses)
         })
         connectionAttemptDelay = configuration.connectionAttemptDelay
+        proxies = configuration.proxy
     }
 }

@@ -38,6 +38,12 @@ extension NativeTransport {
         /// at once, the first to connect wins and the others are closed. ``connectTimeout`` bounds
         /// the whole race. Default: 250 ms; values below 10 ms count as 10 ms.
         public var connectionAttemptDelay: Duration = .milliseconds(250)
+        /// Which proxy each request goes through (``ProxyConfiguration``). Default: the process
+        /// environment's `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy`, by curl's rules,
+        /// read when the configuration is created (``ProxyConfiguration/environment(_:)``), as
+        /// curl, reqwest and Go's `net/http` do; set ``ProxyConfiguration/none`` to ignore them.
+        /// Connections through a proxy are pooled apart from direct ones.
+        public var proxy: ProxyConfiguration = .environment()
 
         /// Creates a configuration; every parameter has the default documented on its property.
         /// - Parameters:

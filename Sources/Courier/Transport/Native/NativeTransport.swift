@@ -141,7 +141,7 @@ public final class NativeTransport: Transport {
                           stream: BodyStreamBuffer?) async throws(HTTPConnectionError) -> HTTPResponse {
         inFlight.add(1, ordering: .relaxed)
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        let target = try NativeRequestTarget(url: request.url)
+        let target = try NativeRequestTarget(url: request.url, proxies: settings.proxies)
         let handle = try pool(for: target.key)
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
         let pool = handle.pool

@@ -1,0 +1,87 @@
+import Courier
+import CourierTestServer
+import Foundation
+import Testing
+
+/// Reliability catalogue, proxy faults: a proxy that refuses, answers `CONNECT` with 403, 407 or
+/// 502, closes mid-handshake, trickles, or sends bytes the origin never sent. Each ends in its
+/// own error with exactly one terminal callback, a connection that still serves (its follow-up
+/// `GET /echo` goes direct: only `https` goes through the proxy) and no leak. Native transport
+/// only: URLSession's proxy settings are not mapped (see the README).
+@Suite("Catalogue P: proxy faults")
+struct ProxyFaultCases {
+    /// Runs `GET https://127.0.0.1:9/x` through the proxy on `proxyPort` (misbehaving test
+    /// server, or a closed port) and returns its outcome.
+    private func runThroughProxy(port proxyPort: Int, watching proxy: TestServer?, connectTimeout: Duration = .seconds(10),
+                                 sourceLocation: SourceLocation = #_sourceLocation) async throws -> CaseOutcome {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let made = WeakReference<NativeTransport>()
+        var configuration = NativeTransport.Configuration(connectTimeout: connectTimeout)
+        configuration.proxy = ProxyConfiguration(http: nil, https: Proxy(.http, host: "127.0.0.1", port: proxyPort,
+                                                                          credentials: ProxyCredentials(username: "u", password: "secret-pw")))
+        return try await runCase(.native, on: server, HTTPRequest(.get, "https://127.0.0.1:9/x"),
+                                 configure: { connection in
+                                     let transport = NativeTransport(configuration: configuration)
+                                     made.value = transport
+                                     connection.transport = transport
+                                 },
+                                 during: { context, _ in
+                                     if let transport = made.value { context.leaks.track(transport) }
+                                     if let proxy { context.leaks.watch(proxy) }
+                                 },
+                                 sourceLocation: sourceLocation)
+    }
+
+    private func misbehaving(_ fault: TestServer.ProxyFault) throws -> TestServer {
+        var configuration = TestServer.Configuration()
+        configuration.proxyFault = fault
+        return try TestServer(configuration: configuration)
+    }
+
+    @Test("P1 the proxy refuses the connection: proxyUnreachable")
+    func refused() async throws {
+        let outcome = try await runThroughProxy(port: 1, watching: nil)
+        #expect(outcome.error == .proxyUnreachable, "\(outcome.result)")
+        #expect(outcome.error?.description.contains("secret-pw") == false)
+    }
+
+    @Test("P2 CONNECT answered 407, 403, 502: proxyAuthenticationRequired, proxyForbidden, proxyCannotReachOrigin",
+          arguments: [(407, HTTPConnectionError.proxyAuthenticationRequired), (403, .proxyForbidden), (502, .proxyCannotReachOrigin)])
+    func refusedTunnel(status: Int, expected: HTTPConnectionError) async throws {
+        let proxy = try misbehaving(.status(status))
+        defer { proxy.shutdown() }
+        let outcome = try await runThroughProxy(port: proxy.port, watching: proxy)
+        #expect(outcome.error == expected, "\(outcome.result)")
+        #expect(outcome.error?.description.contains("\(status)") == true)
+        #expect(outcome.error?.description.contains("secret-pw") == false)
+    }
+
+    @Test("P3 the proxy closes before or in the middle of its answer: proxyClosedConnection",
+          arguments: [TestServer.ProxyFault.closeBeforeAnswer, .closeMidAnswer])
+    func closedMidHandshake(fault: TestServer.ProxyFault) async throws {
+        let proxy = try misbehaving(fault)
+        defer { proxy.shutdown() }
+        let outcome = try await runThroughProxy(port: proxy.port, watching: proxy)
+        #expect(outcome.error == .proxyClosedConnection, "\(outcome.result)")
+    }
+
+    @Test("P4 the proxy trickles a head that never ends: timedOut at the connect timeout")
+    func trickle() async throws {
+        let proxy = try misbehaving(.trickle(interval: .milliseconds(50)))
+        defer { proxy.shutdown() }
+        let started = ContinuousClock.now
+        let outcome = try await runThroughProxy(port: proxy.port, watching: proxy, connectTimeout: .seconds(1))
+        #expect(outcome.error == .timedOut, "\(outcome.result)")
+        #expect(outcome.error?.detail?.contains("tunnel") == true)
+        #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
+    @Test("P5 bytes after the 200 that the origin never sent: proxyBadResponse")
+    func bytesAfterEstablished() async throws {
+        let proxy = try misbehaving(.bytesAfterEstablished)
+        defer { proxy.shutdown() }
+        let outcome = try await runThroughProxy(port: proxy.port, watching: proxy)
+        #expect(outcome.error == .proxyBadResponse, "\(outcome.result)")
+    }
+}
