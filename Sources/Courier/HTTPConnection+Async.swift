@@ -10,10 +10,19 @@ extension HTTPConnection {
     /// - Throws: ``HTTPConnectionError``: `.unacceptableStatus` (response attached) for a
     ///   rejected status, `.cancelled` when cancelled, or the failure that ended the request.
     public func send(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await awaitRequest(request) { RequestCallbacks(continuation: $0) }
+    }
+
+    /// Launches `request` with the callbacks `answer` makes around the caller's continuation, and
+    /// waits for the answer; cancelling the calling task cancels the request.
+    private func awaitRequest<Value: Sendable>(
+        _ request: HTTPRequest,
+        _ answer: (CheckedContinuation<Result<Value, HTTPConnectionError>, Never>) -> RequestCallbacks
+    ) async throws(HTTPConnectionError) -> Value {
         let id = RequestID.next()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                _ = launch(request, id: id, callbacks: RequestCallbacks(continuation: continuation))
+                _ = launch(request, id: id, callbacks: answer(continuation))
                 if Task.isCancelled { cancel(id) }
             }
         } onCancel: {
@@ -44,16 +53,7 @@ extension HTTPConnection {
     ///   and no body); ``HTTPConnectionError/unsupportedByTransport`` from a transport that cannot
     ///   stream (``URLSessionTransport`` for now).
     public func stream(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
-        let id = RequestID.next()
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                _ = launch(request, id: id, callbacks: RequestCallbacks(streamContinuation: continuation))
-                if Task.isCancelled { cancel(id) }
-            }
-        } onCancel: {
-            cancel(id)
-        }
-        return try result.get()
+        try await awaitRequest(request) { RequestCallbacks(streamContinuation: $0) }
     }
 
     /// Sends a GET and waits for the response.

@@ -11,11 +11,7 @@ extension HTTP1ClientConnection {
     /// Starts writing the current request: its head, then its body.
     func startUpload() {
         if let tls, let exchange {
-            var failure: TLSError?
-            exchange.wire.withUnsafeBytes { wire in
-                if case .failure(let error) = Result(catching: { () throws(TLSError) in try tls.writePlaintext(wire) }) { failure = error }
-            }
-            if let failure {
+            if let failure = exchange.wire.withUnsafeBytes({ encrypt($0, with: tls) }) {
                 perform(machine.close(failing: NativeErrors.tls(failure)))
                 return
             }
@@ -59,10 +55,7 @@ extension HTTP1ClientConnection {
             switch upload.refill(wake: uploadWaker(for: exchange)) {
             case .ready:
                 if let tls {
-                    var failure: TLSError?
-                    upload.pending.withUnsafeBytes { bytes in
-                        if case .failure(let error) = Result(catching: { () throws(TLSError) in try tls.writePlaintext(bytes) }) { failure = error }
-                    }
+                    let failure = upload.pending.withUnsafeBytes { encrypt($0, with: tls) }
                     upload.pendingOffset = upload.pending.count
                     if let failure {
                         perform(machine.close(failing: NativeErrors.tls(failure)))

@@ -18,14 +18,9 @@ extension HTTP1ClientConnection {
             return
         }
         if let tls, let exchange {
-            var failure: TLSError?
-            exchange.wire.withUnsafeBytes { wire in
-                if case .failure(let error) = Result(catching: { () throws(TLSError) in try tls.writePlaintext(wire) }) { failure = error }
-            }
+            var failure = exchange.wire.withUnsafeBytes { encrypt($0, with: tls) }
             if failure == nil && !exchange.bodyInlined && !exchange.request.body.isEmpty {
-                exchange.request.body.withUnsafeBytes { body in
-                    if case .failure(let error) = Result(catching: { () throws(TLSError) in try tls.writePlaintext(body) }) { failure = error }
-                }
+                failure = exchange.request.body.withUnsafeBytes { encrypt($0, with: tls) }
             }
             if let failure {
                 perform(machine.close(failing: NativeErrors.tls(failure)))
@@ -34,6 +29,17 @@ extension HTTP1ClientConnection {
             takeCiphertext()
         }
         flush()
+    }
+
+    /// Hands `plaintext` to the TLS session to encrypt (the ciphertext is taken afterwards).
+    /// - Returns: the session's error, if it refused the bytes.
+    func encrypt(_ plaintext: UnsafeRawBufferPointer, with tls: TLSClientSession) -> TLSError? {
+        do throws(TLSError) {
+            try tls.writePlaintext(plaintext)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Moves the TLS session's pending ciphertext into the write buffer.
