@@ -31,6 +31,11 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         self.buffer = buffer
     }
 
+    /// A body that has already arrived whole (a response that was not streamed, such as a cache hit).
+    convenience init(arrived body: Data) {
+        self.init(buffer: BodyStreamBuffer(finished: body))
+    }
+
     deinit {
         buffer.consumerLeft()
     }

@@ -99,7 +99,7 @@ final class RequestTask: Sendable {
             end(.failure(.unacceptableStatus(head)), notify: true)  // the unread body closes its connection
             return
         }
-        let body = response.bodyStream ?? HTTPBodyStream(buffer: BodyStreamBuffer(finished: response.body))
+        let body = response.bodyStream ?? HTTPBodyStream(arrived: response.body)
         streamedBody.withLock { $0 = body.buffer }
         if case .finished = state.withLock({ $0 }) { body.buffer.abort(.cancelled) }
         head.body = Data()
@@ -182,7 +182,7 @@ final class RequestTask: Sendable {
         callbacks.continuation?.resume(returning: result)
         if let streamContinuation = callbacks.streamContinuation, !streamAnswered.exchange(true, ordering: .acquiringAndReleasing) {
             streamContinuation.resume(returning: result.map { response in
-                HTTPStreamingResponse(head: response.head, body: HTTPBodyStream(buffer: BodyStreamBuffer(finished: response.body)))
+                HTTPStreamingResponse(head: response.head, body: HTTPBodyStream(arrived: response.body))
             })
         }
         guard notify, let connection else { return }

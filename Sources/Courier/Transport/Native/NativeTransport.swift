@@ -192,7 +192,7 @@ public final class NativeTransport: Transport {
     public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? {
         guard startupError == nil, !contexts.isEmpty, inFlight.load(ordering: .relaxed) == 0 else { return nil }
         if contexts.count == 1 { return contexts[0].loop }
-        let key = origin.flatMap { try? NativeRequestTarget(url: $0).key }
+        let key = origin.flatMap { try? NativeRequestTarget(url: $0, proxies: settings.proxies).key }
         return state.withLock { state -> EventLoop? in
             if state.isShutDown { return nil }
             if let key, let handle = state.pools[key] { return handle.loop }
