@@ -23,19 +23,35 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case proxyClosedConnection, proxyBadResponse
     }
 
+    /// What only some errors carry, kept apart so that the error itself stays two words long:
+    /// every `throws(HTTPConnectionError)` call reserves room for one in its caller's frame, and
+    /// a request in flight holds dozens of those frames.
+    private final class Specifics: Sendable {
+        let detail: String?
+        let underlying: (any Error)?
+        let response: HTTPResponse?
+
+        init(detail: String?, underlying: (any Error)?, response: HTTPResponse?) {
+            self.detail = detail
+            self.underlying = underlying
+            self.response = response
+        }
+    }
+
     private let code: Code
+    private let specifics: Specifics?
+
     /// Specific words about this occurrence, e.g. the host that refused the connection.
-    public let detail: String?
+    public var detail: String? { specifics?.detail }
     /// The error this one wraps (a socket error, a decoder error, a `URLError`, …), if any.
-    public let underlying: (any Error)?
+    public var underlying: (any Error)? { specifics?.underlying }
     /// The response, for ``unacceptableStatus`` and ``decodingFailed``, and when a body was cut short.
-    public let response: HTTPResponse?
+    public var response: HTTPResponse? { specifics?.response }
 
     private init(_ code: Code, detail: String? = nil, underlying: (any Error)? = nil, response: HTTPResponse? = nil) {
         self.code = code
-        self.detail = detail
-        self.underlying = underlying
-        self.response = response
+        let nothing = detail == nil && underlying == nil && response == nil
+        self.specifics = nothing ? nil : Specifics(detail: detail, underlying: underlying, response: response)
     }
 
     /// A copy with specific detail, an underlying error and a response attached.

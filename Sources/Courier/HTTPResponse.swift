@@ -11,7 +11,13 @@ public struct HTTPResponse: Sendable {
     /// The URL of the request that produced this response (after any redirects).
     public var url: URL
     /// What the request cost; set on responses delivered by ``HTTPConnection``.
-    public var metrics: RequestMetrics?
+    public var metrics: RequestMetrics? {
+        get { storedMetrics?.value }
+        set { storedMetrics = newValue.map(MetricsBox.init) }
+    }
+    /// The metrics, boxed: they are ten times the size of the rest of the response, which is
+    /// copied through every stage of the pipeline and held in every frame awaiting it.
+    private var storedMetrics: MetricsBox?
     /// Where the response came from: the network (the default), the cache, or the cache after
     /// the server confirmed it.
     public var source: Source = .network
@@ -97,5 +103,14 @@ public struct HTTPResponse: Sendable {
         case "utf-16": return .utf16
         default: return .utf8
         }
+    }
+}
+
+/// Immutable storage for ``HTTPResponse/metrics``.
+private final class MetricsBox: Sendable {
+    let value: RequestMetrics
+
+    init(_ value: RequestMetrics) {
+        self.value = value
     }
 }

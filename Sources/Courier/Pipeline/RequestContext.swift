@@ -1,5 +1,8 @@
 /// What the pipeline's stages know about the request they are carrying.
-struct RequestContext: Sendable {
+///
+/// A class, not a struct: every stage's frame holds it while the request waits on the network,
+/// so it is one reference there instead of a copy of the whole plan per stage.
+final class RequestContext: Sendable {
     /// The request's id.
     let id: RequestID
     /// The resolved request and its effective settings.
@@ -13,7 +16,18 @@ struct RequestContext: Sendable {
     /// When the whole request must be over, if it has a deadline.
     let deadline: ContinuousClock.Instant?
     /// Whether the transport streams the body (``HTTPResponse/bodyStream``) instead of collecting it.
-    var streamsResponse = false
+    let streamsResponse: Bool
+
+    init(id: RequestID, plan: RequestPlan, observer: any TransportObserver, events: any RequestEvents,
+         metrics: MetricsCollector, deadline: ContinuousClock.Instant?, streamsResponse: Bool = false) {
+        self.id = id
+        self.plan = plan
+        self.observer = observer
+        self.events = events
+        self.metrics = metrics
+        self.deadline = deadline
+        self.streamsResponse = streamsResponse
+    }
 }
 
 /// The pipeline's reports to the request's owner.
