@@ -13,6 +13,15 @@ struct AuthenticationStage: PipelineStage {
         guard let session = registry.session(for: request.url) ?? AuthenticationRegistry.global.session(for: request.url) else {
             return try await next(request)
         }
+        return try await send(request, through: session, next: next)
+    }
+
+    /// Sends a request covered by `session`'s authenticator: applies its credential, and on a
+    /// challenge waits for the refresh and sends again. Apart from ``send(_:context:next:)`` so
+    /// that requests not covered hold only that function's small frame while they wait.
+    @inline(never)
+    private func send(_ request: TransportRequest, through session: CredentialSession,
+                      next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let inner = self.inner
         let refreshContext = AuthenticationContext { request throws(HTTPConnectionError) in
             try await inner.send(request, context: .bypassing(request))

@@ -6,14 +6,45 @@ struct CacheStage: PipelineStage {
 
     static let unsafeMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
 
+    /// What the stage does with a request, decided before anything is awaited.
+    private enum Plan {
+        /// Not the cache's business: the rest of the pipeline answers.
+        case pass
+        /// An unsafe method: send it, then drop what is stored for its URL if it succeeded.
+        case invalidate(HTTPCache)
+        /// Answered from the cache.
+        case answer(HTTPResponse)
+        /// Ask the server whether the stored response is still good.
+        case revalidate(CachedResponse, HTTPCache)
+        /// Load from the network and store what the rules allow.
+        case load(HTTPCache)
+    }
+
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
-        guard let cache else { return try await next(request) }
-        if Self.unsafeMethods.contains(request.method) {
+        switch try plan(for: request, context: context) {
+        case .pass:
+            return try await next(request)
+        case .answer(let response):
+            return response
+        case .invalidate(let cache):
             let response = try await next(request)
             if (200..<400).contains(response.status.code) { cache.invalidate(request.url) }
             return response
+        case .revalidate(let stored, let cache):
+            return try await revalidate(stored, request, cache, context, next)
+        case .load(let cache):
+            return try await load(request, cache, next)
         }
-        guard request.method == .get || request.method == .head else { return try await next(request) }
+    }
+
+    /// Looks the request up and decides, by its policy and RFC 9111, how it is answered. Not
+    /// inlined into ``send(_:context:next:)``, so that its temporaries stay off the frame that a
+    /// request holds while it waits on the network.
+    @inline(never)
+    private func plan(for request: TransportRequest, context: RequestContext) throws(HTTPConnectionError) -> Plan {
+        guard let cache else { return .pass }
+        if Self.unsafeMethods.contains(request.method) { return .invalidate(cache) }
+        guard request.method == .get || request.method == .head else { return .pass }
 
         let policy = context.plan.cachePolicy
         let requestControl = CacheControl(request.headers)
@@ -24,22 +55,22 @@ struct CacheStage: PipelineStage {
                 record(.miss, cache, context)
                 throw .notCached.with(detail: "nothing is stored for \(Redaction.url(request.url))")
             }
-            return hit(stored, request, cache, context)
+            return .answer(hit(stored, request, cache, context))
         case .returnCacheDataElseLoad:
-            if let stored { return hit(stored, request, cache, context) }
+            if let stored { return .answer(hit(stored, request, cache, context)) }
         case .reloadRevalidatingCache:
-            if let stored, stored.hasValidator { return try await revalidate(stored, request, cache, context, next) }
+            if let stored, stored.hasValidator { return .revalidate(stored, cache) }
         case .useProtocolCachePolicy:
             if let stored, !requestControl.noCache, requestControl.maxAge != 0, !stored.cacheControl.noCache,
                stored.isFresh(now: cache.now(), sharedCache: cache.scope == .shared) {
-                return hit(stored, request, cache, context)
+                return .answer(hit(stored, request, cache, context))
             }
-            if let stored, stored.hasValidator { return try await revalidate(stored, request, cache, context, next) }
+            if let stored, stored.hasValidator { return .revalidate(stored, cache) }
         case .reloadIgnoringCache:
             break
         }
         record(.miss, cache, context)
-        return try await load(request, cache, next)
+        return .load(cache)
     }
 
     private func hit(_ stored: CachedResponse, _ request: TransportRequest, _ cache: HTTPCache, _ context: RequestContext) -> HTTPResponse {
@@ -47,6 +78,7 @@ struct CacheStage: PipelineStage {
         return deliver(stored, source: .cache, for: request)
     }
 
+    @inline(never)
     private func load(_ request: TransportRequest, _ cache: HTTPCache, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let requestTime = cache.now()
         let response = try await next(request)
@@ -54,6 +86,7 @@ struct CacheStage: PipelineStage {
         return response
     }
 
+    @inline(never)
     private func revalidate(_ stored: CachedResponse, _ request: TransportRequest, _ cache: HTTPCache,
                             _ context: RequestContext, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         var conditional = request

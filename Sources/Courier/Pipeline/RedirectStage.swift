@@ -5,53 +5,84 @@ struct RedirectStage: PipelineStage {
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+        let response = try await next(request)
+        guard context.plan.redirectPolicy.limit > 0, Self.redirectStatuses.contains(response.status.code) else { return response }
+        return try await follow(from: request, answered: response, context: context, next: next)
+    }
+
+    /// Follows the redirect `response` answers `request` with, and any after it. Kept out of
+    /// ``send(_:context:next:)`` so that a request that is not redirected, the usual case, holds
+    /// only that function's small frame while it waits on the network.
+    @inline(never)
+    private func follow(from request: TransportRequest, answered first: HTTPResponse, context: RequestContext,
+                        next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let policy = context.plan.redirectPolicy
         var current = request
+        var response = first
         var visited: Set<String> = [Self.key(request)]
         var count = 0
         while true {
-            let response = try await next(current)
-            guard policy.limit > 0, Self.redirectStatuses.contains(response.status.code),
-                  let location = response.headers["Location"] else { return response }
-            guard count < policy.limit else {
-                throw .tooManyRedirects.with(detail: "more than \(policy.limit) redirects from \(Redaction.url(request.url))",
-                                             response: response)
+            guard let (proposed, crossesOrigin) = try Self.nextHop(after: response, of: current, original: request, count: count,
+                                                                   policy: policy) else {
+                return response
             }
-            guard let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
-                  let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  target.host?.isEmpty == false else {
-                throw .redirectRefused.with(detail: "the Location '\(location.prefix(200))' is not a usable http(s) URL",
-                                            response: response)
-            }
-            if current.url.scheme?.lowercased() == "https", scheme == "http", !policy.allowsInsecureDowngrade {
-                throw .redirectRefused.with(detail: "a redirect from https to http (\(Redaction.url(target))) is refused by default",
-                                            response: response)
-            }
-            let crossesOrigin = !URLOrigin.same(current.url, target)
-            var hop = Self.rewrite(current, status: response.status.code, to: target, crossesOrigin: crossesOrigin)
-            switch policy.hook?(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) ?? .follow {
-            case .follow: break
-            case .followWith(let changed): hop = changed
-            case .stop: return response
-            case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(Redaction.url(target))", response: response)
-            }
+            var hop = proposed
             switch await context.events.willRedirect(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) {
             case .follow: break
             case .followWith(let changed): hop = changed
             case .stop: return response
-            case .refuse: throw .redirectRefused.with(detail: "the delegate refused \(Redaction.url(target))", response: response)
+            case .refuse:
+                throw .redirectRefused.with(detail: "the delegate refused \(Redaction.url(hop.url))", response: response)
             }
-            if let upload = hop.upload, upload.wasConsumed {
-                throw .bodyNotReplayable.with(
-                    detail: "the \(response.status.code) redirect to \(Redaction.url(hop.url)) needs the request body again, and it was a stream",
-                    response: response)
-            }
-            guard visited.insert(Self.key(hop)).inserted else {
-                throw .redirectCycle.with(detail: "\(hop.method) \(Redaction.url(hop.url)) was already requested", response: response)
-            }
+            try Self.check(hop, after: response, visited: &visited)
             count += 1
             context.metrics.recordRedirect()
             current = hop
+            response = try await next(hop)
+        }
+    }
+
+    /// The request for the redirect `response` answers `current` with, after the policy and its
+    /// hook, and whether the `Location` leaves `current`'s origin; `nil` when the response is to
+    /// be delivered as it is.
+    @inline(never)
+    static func nextHop(after response: HTTPResponse, of current: TransportRequest, original request: TransportRequest,
+                        count: Int, policy: RedirectPolicy) throws(HTTPConnectionError) -> (TransportRequest, crossesOrigin: Bool)? {
+        guard redirectStatuses.contains(response.status.code), let location = response.headers["Location"] else { return nil }
+        guard count < policy.limit else {
+            throw .tooManyRedirects.with(detail: "more than \(policy.limit) redirects from \(Redaction.url(request.url))",
+                                         response: response)
+        }
+        guard let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              target.host?.isEmpty == false else {
+            throw .redirectRefused.with(detail: "the Location '\(location.prefix(200))' is not a usable http(s) URL",
+                                        response: response)
+        }
+        if current.url.scheme?.lowercased() == "https", scheme == "http", !policy.allowsInsecureDowngrade {
+            throw .redirectRefused.with(detail: "a redirect from https to http (\(Redaction.url(target))) is refused by default",
+                                        response: response)
+        }
+        let crossesOrigin = !URLOrigin.same(current.url, target)
+        let hop = rewrite(current, status: response.status.code, to: target, crossesOrigin: crossesOrigin)
+        switch policy.hook?(RedirectHop(response: response, request: hop, count: count, crossesOrigin: crossesOrigin)) ?? .follow {
+        case .follow: return (hop, crossesOrigin)
+        case .followWith(let changed): return (changed, crossesOrigin)
+        case .stop: return nil
+        case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(Redaction.url(target))", response: response)
+        }
+    }
+
+    /// Refuses a hop that would resend a consumed stream, or that was already requested.
+    @inline(never)
+    static func check(_ hop: TransportRequest, after response: HTTPResponse, visited: inout Set<String>) throws(HTTPConnectionError) {
+        if let upload = hop.upload, upload.wasConsumed {
+            throw .bodyNotReplayable.with(
+                detail: "the \(response.status.code) redirect to \(Redaction.url(hop.url)) needs the request body again, and it was a stream",
+                response: response)
+        }
+        guard visited.insert(key(hop)).inserted else {
+            throw .redirectCycle.with(detail: "\(hop.method) \(Redaction.url(hop.url)) was already requested", response: response)
         }
     }
 

@@ -69,24 +69,38 @@ final class RequestTask: Sendable {
 
     private func run() async {
         guard let (plan, validation, hasDelegate) = await prepare() else { return }
+        let context = begin(plan, hasDelegate: hasDelegate)
+        do {
+            let response = try await pipeline.send(context.plan.transportRequest, context: context)
+            complete(response, validation: validation, streams: context.streamsResponse)
+        } catch {
+            end(.failure(error), notify: true)
+        }
+    }
+
+    /// Arms the deadline, reports the start and makes the pipeline's context. Not inlined into
+    /// ``run()``, whose frame every request holds while it waits on the network.
+    @inline(never)
+    private func begin(_ plan: RequestPlan, hasDelegate: Bool) -> RequestContext {
         if let deadline = plan.deadline { armDeadline(deadline) }
         emitDidStart(delegate: hasDelegate)
         monitor?.report(.started(id, method: plan.transportRequest.method.rawValue,
                                  url: Redaction.url(plan.transportRequest.url),
                                  headers: Redaction.headers(of: plan.transportRequest)))
-        let streams = callbacks.streamContinuation != nil
-        let context = RequestContext(
+        return RequestContext(
             id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
-            streamsResponse: streams)
-        do {
-            var response = try await pipeline.send(plan.transportRequest, context: context)
-            if streams { return handOut(response, validation: validation) }
-            response.metrics = metrics.snapshot()
-            end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
-        } catch {
-            end(.failure(error), notify: true)
-        }
+            streamsResponse: callbacks.streamContinuation != nil)
+    }
+
+    /// Ends the request with the pipeline's response: validated, with its metrics; or, for a
+    /// `stream` caller, handed out with its body still arriving.
+    @inline(never)
+    private func complete(_ response: HTTPResponse, validation: ResponseValidation, streams: Bool) {
+        if streams { return handOut(response, validation: validation) }
+        var response = response
+        response.metrics = metrics.snapshot()
+        end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
     }
 
     /// Answers a `stream` caller with the head and the body's stream; the request ends when the
