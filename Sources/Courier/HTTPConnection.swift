@@ -51,8 +51,8 @@ public final class HTTPConnection: Sendable {
         let perHopCookies: [any PipelineStage] = jar.map { [CookieStage(jar: $0, storesCookies: true)] } ?? []
         let cookies: [any PipelineStage] = jar.map { [CookieStage(jar: $0, storesCookies: false)] } ?? []
         let recording: [any PipelineStage] = configuration.harRecorder.map { [HARStage(recorder: $0)] } ?? []
-        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage()] + perHopCookies
-            + [MetricsStage()] + recording
+        // Below the last stage, the pipeline counts each attempt on the transport in the metrics.
+        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage()] + perHopCookies + recording
         let authentication = AuthenticationRegistry()
         self.authentication = authentication
         self.pipeline = RequestPipeline(transport: transport, stages: [

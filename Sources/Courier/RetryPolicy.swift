@@ -29,6 +29,11 @@ public struct RetryPolicy: Sendable {
     /// Never retry automatically. ``HTTPConnection/retry()`` still re-fires a request by hand.
     public static let never = RetryPolicy(strategy: .never)
 
+    /// Whether this is ``never``: no attempt is ever retried.
+    var neverRetries: Bool {
+        if case .never = strategy { true } else { false }
+    }
+
     /// Retries with exponential backoff and full jitter: before attempt *n + 1* it waits a random
     /// time between zero and `min(cap, base × 2ⁿ⁻¹)`.
     /// - Parameters:

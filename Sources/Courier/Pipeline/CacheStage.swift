@@ -6,6 +6,9 @@ struct CacheStage: PipelineStage {
 
     static let unsafeMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
 
+    /// Only on a connection with a cache.
+    func applies(to context: RequestContext) -> Bool { cache != nil }
+
     /// What the stage does with a request, decided before anything is awaited.
     private enum Plan {
         /// Not the cache's business: the rest of the pipeline answers.

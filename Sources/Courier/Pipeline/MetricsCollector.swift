@@ -40,12 +40,3 @@ final class MetricsCollector: Sendable {
         }
     }
 }
-
-/// The innermost stage: counts each transport attempt. Transports report their own timings
-/// through the observer.
-struct MetricsStage: PipelineStage {
-    func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
-        context.metrics.recordAttempt()
-        return try await next(request)
-    }
-}

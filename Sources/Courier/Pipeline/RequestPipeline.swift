@@ -1,7 +1,7 @@
 /// The stages between ``HTTPConnection`` and the ``Transport``.
 ///
-/// Each stage is a small type with one job (deadline, authentication, cache, retry, redirects,
-/// metrics); it receives the request and a `next` to call for the rest of the pipeline, and may
+/// Each stage is a small type with one job (authentication, cookies, cache, retry, redirects,
+/// recording); it receives the request and a `next` to call for the rest of the pipeline, and may
 /// call it several times (retry, redirects) or not at all (a cache hit). No stage knows which
 /// transport is below it.
 struct RequestPipeline: Sendable {
@@ -18,25 +18,42 @@ struct RequestPipeline: Sendable {
         try await send(request, context: context, from: stages.startIndex)
     }
 
-    private func send(_ request: TransportRequest, context: RequestContext, from index: Int) async throws(HTTPConnectionError) -> HTTPResponse {
-        guard index < stages.endIndex else {
-            guard context.streamsResponse else { return try await transport.send(request, observer: context.observer) }
-            let streamed = try await transport.stream(request, observer: context.observer)
-            var response = HTTPResponse(status: streamed.status, headers: streamed.headers, url: streamed.head.url)
-            response.bodyStream = streamed.body
-            return response
-        }
-        let next = PipelineNext { request throws(HTTPConnectionError) in
+    private func send(_ request: TransportRequest, context: RequestContext, from start: Int) async throws(HTTPConnectionError) -> HTTPResponse {
+        var index = start
+        while index < stages.endIndex, !stages[index].applies(to: context) { index += 1 }
+        guard index < stages.endIndex else { return try await sendToTransport(request, context: context) }
+        let next = PipelineNext { [index] request throws(HTTPConnectionError) in
             try await self.send(request, context: context, from: index + 1)
         }
         return try await stages[index].send(request, context: context, next: next)
+    }
+
+    /// One attempt on the transport, counted in the request's metrics: collected, or streamed
+    /// when the caller reads the body as it arrives. Out of line, so that the frames of the
+    /// stages above stay small.
+    @inline(never)
+    private func sendToTransport(_ request: TransportRequest, context: RequestContext) async throws(HTTPConnectionError) -> HTTPResponse {
+        context.metrics.recordAttempt()
+        guard context.streamsResponse else { return try await transport.send(request, observer: context.observer) }
+        let streamed = try await transport.stream(request, observer: context.observer)
+        var response = HTTPResponse(status: streamed.status, headers: streamed.headers, url: streamed.head.url)
+        response.bodyStream = streamed.body
+        return response
     }
 }
 
 /// One stage of the request pipeline.
 protocol PipelineStage: Sendable {
+    /// Whether the stage has anything to do for this request; the pipeline passes over a stage
+    /// that has not (a retry stage under a policy that never retries), at no cost. `true` by default.
+    func applies(to context: RequestContext) -> Bool
+
     /// Handles the request, calling `next` for the rest of the pipeline as often as needed.
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse
+}
+
+extension PipelineStage {
+    func applies(to context: RequestContext) -> Bool { true }
 }
 
 /// The rest of the pipeline, as seen from one stage.

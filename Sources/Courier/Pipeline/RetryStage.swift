@@ -9,6 +9,9 @@
 struct RetryStage: PipelineStage {
     let clock: any RequestClock
 
+    /// Not under a policy that never retries.
+    func applies(to context: RequestContext) -> Bool { !context.plan.retryPolicy.neverRetries }
+
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let policy = context.plan.retryPolicy
         var number = 1
