@@ -66,7 +66,7 @@ enum ScenarioCatalog {
             Scenario(number: 7, name: "soak", title: "7. Soak: \(options.soakRequests.formatted()) sequential requests, RSS sampled every tenth",
                      kind: .soak, server: .files, clients: swiftClients, rounds: 1, path: small, template: soak),
             Scenario(number: 8, name: "slow-server", title: "8. \(options.slowRequests.formatted()) requests in flight, every response delayed by 1 s",
-                     kind: .slowServer, server: .logic, clients: swiftClients, rounds: 1, path: "/delay/1000", template: slow),
+                     kind: .slowServer, server: .logic, clients: swiftClients + [.nativeBare], rounds: 1, path: "/delay/1000", template: slow),
             Scenario(number: 9, name: "tls-sequential", title: "9a. HTTPS keep-alive, sequential small GETs",
                      kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: timed(1)),
             Scenario(number: 9, name: "tls-concurrent-16", title: "9b. HTTPS keep-alive, 16 requests in flight",

@@ -22,6 +22,12 @@ struct ClientSummary: Sendable {
     var elapsed: Double? { median(\.elapsed) }
     /// The highest peak resident memory of any round, in KiB.
     var peakResidentKiB: Int? { results.map(\.peakResidentKiB).max() }
+    /// Resident memory per request in flight, in KiB: the round's peak over its resident memory
+    /// as the measured phase started, divided by `inFlight`; the highest of any round.
+    func residentGrowthKiB(perRequestOf inFlight: Int) -> Double? {
+        guard inFlight > 0 else { return nil }
+        return results.map { Double($0.peakResidentKiB - $0.startResidentKiB) / Double(inFlight) }.max()
+    }
     /// The most threads of any round.
     var peakThreads: Int? { results.map(\.peakThreads).max() }
     /// Failed requests over every round.

@@ -54,7 +54,23 @@ struct TargetCheck: Sendable {
         } else {
             checks.append(TargetCheck(target: "10,000 in flight against a slow server with < 16 threads", met: nil, detail: "not run"))
         }
+        checks.append(memoryCheck(report("slow-server"), slowRequests: slowRequests))
         return checks + tlsChecks(reports)
+    }
+
+    /// Issue 20's memory target: at 10,000 in flight, at most 24 KiB per request over the
+    /// process's resident memory as the phase started, and a peak no higher than AsyncHTTPClient's.
+    static func memoryCheck(_ slow: ScenarioReport?, slowRequests: Int) -> TargetCheck {
+        let target = "10,000 in flight: ≤ 24 KiB per request, peak RSS ≤ AsyncHTTPClient's"
+        guard let courier = slow?.summary(.courierNative), let perRequest = courier.residentGrowthKiB(perRequestOf: slowRequests),
+              let peak = courier.peakResidentKiB, let reference = slow?.summary(.asyncHTTPClient)?.peakResidentKiB else {
+            return TargetCheck(target: target, met: nil, detail: "not run (needs courier-native and ahc in slow-server)")
+        }
+        let full = slowRequests >= 10_000
+        let detail = String(format: "%.1f KiB per request; ", perRequest)
+            + "peak \(Format.memory(kiB: peak)) against AsyncHTTPClient's \(Format.memory(kiB: reference))"
+            + (full ? "" : "; fewer than 10,000 in flight, not a verdict")
+        return TargetCheck(target: target, met: full ? perRequest <= 24 && peak <= reference : nil, detail: detail)
     }
 
     /// A check of `value / reference ≥ threshold`.

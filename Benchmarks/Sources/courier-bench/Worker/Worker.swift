@@ -32,6 +32,7 @@ enum Worker {
         await workload.warmUp()
         let tokensBefore = try await tokensIssued(job, client)
 
+        let residentBefore = ProcessStatus.current().residentKiB
         let monitor = ResourceMonitor()
         let cpuBefore = ProcessStatus.cpuSeconds()
         let start = Nanoseconds.now()
@@ -47,6 +48,7 @@ enum Worker {
         result.cpuSeconds = cpu
         result.peakThreads = peaks.threads
         result.peakResidentKiB = max(ProcessStatus.current().peakResidentKiB, peaks.residentKiB)
+        result.startResidentKiB = residentBefore
         result.residentSamplesKiB = outcome.residentSamples.map(\.kiB)
         result.cacheHits = outcome.cacheHits
         result.timedOut = outcome.timedOut

@@ -73,6 +73,8 @@ struct WorkerResult: Codable, Sendable {
     var cpuSeconds: Double = 0
     /// The process's peak resident memory (`VmHWM`), in KiB.
     var peakResidentKiB = 0
+    /// Resident memory (`VmRSS`) after the warm-up, as the measured phase starts, in KiB.
+    var startResidentKiB = 0
     /// The most threads seen at once in the measured phase.
     var peakThreads = 0
     /// Resident memory (`VmRSS`) sampled every ``WorkerJob/residentSampleInterval`` requests, in KiB.
