@@ -40,6 +40,14 @@ extension HTTPConnection {
         public var cookieJar: CookieJar? = nil
         /// Records every exchange on the wire as an HTTP Archive, credentials redacted; `nil` by default.
         public var harRecorder: HARRecorder? = nil
+        /// Whether identical GET and HEAD requests that overlap share one exchange; `false` by default.
+        ///
+        /// While a request is in flight, a request with the same method, URL, header fields
+        /// (credentials included) and body limit waits for its response instead of sending its
+        /// own. Each caller still gets its own terminal callback; one that is cancelled leaves
+        /// alone. Requests with a body and streamed responses are never coalesced. A request that
+        /// waits on another sees no progress events and counts no attempt in its metrics.
+        public var coalescesRequests = false
 
         /// Creates a configuration with every setting at its default.
         public init(

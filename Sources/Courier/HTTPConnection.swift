@@ -59,7 +59,7 @@ public final class HTTPConnection: Sendable {
             AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network)),
         ] + cookies + [
             CacheStage(cache: configuration.cache),
-        ] + network)
+        ] + (configuration.coalescesRequests ? [CoalescingStage()] : []) + network)
         self.cache = configuration.cache
         self.cookieJar = configuration.cookieJar
         self.eventMonitor = configuration.eventMonitor

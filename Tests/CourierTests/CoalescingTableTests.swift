@@ -1,0 +1,91 @@
+@testable import Courier
+import Foundation
+import Testing
+
+/// The coalescing table and its flights, without sockets: who leads, who waits, and the races
+/// between landing, waiting and leaving.
+@Suite("Coalescing table")
+struct CoalescingTableTests {
+    static let request = TransportRequest(method: .get, url: URL(string: "http://example.test/a")!)
+    static let response = HTTPResponse(status: .init(code: 200), url: URL(string: "http://example.test/a")!)
+
+    @Test("the first request for a key leads, the next ones follow with their own tickets, and after landing a new flight starts")
+    func leadFollowLand() throws {
+        let table = CoalescingTable()
+        let key = try #require(CoalescingKey(Self.request))
+        guard case .lead(let flight) = table.join(key) else { Issue.record("the first did not lead"); return }
+        guard case .follow(let same, let first) = table.join(key), case .follow(_, let second) = table.join(key) else {
+            Issue.record("the next ones did not follow"); return
+        }
+        #expect(same === flight)
+        #expect(first != second)
+        table.land(flight, for: key, with: .success(Self.response))
+        guard case .lead(let next) = table.join(key) else { Issue.record("no new flight after landing"); return }
+        #expect(next !== flight)
+    }
+
+    @Test("a follower that comes to wait after the landing gets the outcome at once")
+    func waitAfterLanding() async throws {
+        let table = CoalescingTable()
+        let key = try #require(CoalescingKey(Self.request))
+        guard case .lead(let flight) = table.join(key), case .follow(_, let ticket) = table.join(key) else { return }
+        table.land(flight, for: key, with: .success(Self.response))
+        #expect(try await flight.outcome(for: ticket).get().status.code == 200)
+    }
+
+    @Test("a follower cancelled before it waits gets cancelled at once; the flight's other followers are not affected")
+    func cancelledBeforeWaiting() async throws {
+        let table = CoalescingTable()
+        let key = try #require(CoalescingKey(Self.request))
+        guard case .lead(let flight) = table.join(key), case .follow(_, let earlyTicket) = table.join(key),
+              case .follow(_, let patient) = table.join(key) else { return }
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await flight.outcome(for: earlyTicket)
+        }
+        let waiting = Task { await flight.outcome(for: patient) }
+        let early = await cancelled.value
+        #expect(throws: HTTPConnectionError.cancelled) { try early.get() }
+        try await Task.sleep(for: .milliseconds(20))
+        table.land(flight, for: key, with: .success(Self.response))
+        #expect(try await waiting.value.get().status.code == 200)
+    }
+
+    @Test("a follower cancelled while it waits leaves at once; the landing later resumes only the others")
+    func cancelledWhileWaiting() async throws {
+        let table = CoalescingTable()
+        let key = try #require(CoalescingKey(Self.request))
+        guard case .lead(let flight) = table.join(key), case .follow(_, let leaving) = table.join(key),
+              case .follow(_, let staying) = table.join(key) else { return }
+        let leaver = Task { await flight.outcome(for: leaving) }
+        let stayer = Task { await flight.outcome(for: staying) }
+        try await Task.sleep(for: .milliseconds(20))
+        leaver.cancel()
+        let left = await leaver.value
+        #expect(throws: HTTPConnectionError.cancelled) { try left.get() }
+        table.land(flight, for: key, with: .failure(.timedOut))
+        let stayed = await stayer.value
+        #expect(throws: HTTPConnectionError.timedOut) { try stayed.get() }
+    }
+
+    @Test("only bodiless GET and HEAD requests have a key; header values and the body limit tell requests apart")
+    func keys() {
+        var post = Self.request
+        post.method = .post
+        #expect(CoalescingKey(post) == nil)
+        var withBody = Self.request
+        withBody.body = Data("x".utf8)
+        #expect(CoalescingKey(withBody) == nil)
+        var alice = Self.request
+        alice.headers.set("alice", for: "X-API-Key")
+        var bob = Self.request
+        bob.headers.set("bob", for: "X-API-Key")
+        #expect(CoalescingKey(alice) != CoalescingKey(bob))
+        var limited = Self.request
+        limited.maxResponseBodySize = 10
+        #expect(CoalescingKey(limited) != CoalescingKey(Self.request))
+        var head = Self.request
+        head.method = .head
+        #expect(CoalescingKey(head) != CoalescingKey(Self.request))
+    }
+}

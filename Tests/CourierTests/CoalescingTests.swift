@@ -1,0 +1,148 @@
+import Courier
+import CourierTestServer
+import Foundation
+import Testing
+
+/// Request coalescing (opt-in): identical GETs that overlap share one exchange, and each caller
+/// still ends once with its own outcome.
+@Suite("Request coalescing")
+struct CoalescingTests {
+    /// A server whose `/slow/who` answers after 300 ms with the caller's API key, counting hits.
+    static func server() throws -> TestServer {
+        let server = try TestServer()
+        server.route("/slow/who") { request in
+            .delayed(.milliseconds(300), .response(status: 200, body: Data("who: \(request.value(for: "X-API-Key") ?? "nobody")".utf8)))
+        }
+        return server
+    }
+
+    func connection(_ server: TestServer, _ transport: TransportUnderTest, _ leaks: LeakCheck,
+                    coalescing: Bool = true) -> HTTPConnection {
+        leaks.connection(server, transport) { configuration in
+            configuration.coalescesRequests = coalescing
+            configuration.cache = nil
+        }
+    }
+
+    /// Sends `count` copies of `request` at once and collects their outcomes.
+    func sendAll(_ count: Int, _ request: HTTPRequest, on connection: HTTPConnection) async -> [Result<HTTPResponse, HTTPConnectionError>] {
+        await withTaskGroup(of: Result<HTTPResponse, HTTPConnectionError>.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do throws(HTTPConnectionError) { return .success(try await connection.send(request)) } catch { return .failure(error) }
+                }
+            }
+            var results: [Result<HTTPResponse, HTTPConnectionError>] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+    }
+
+    @Test("1,000 identical concurrent GETs make one request to the server, and every caller gets its answer",
+          arguments: TransportUnderTest.allCases)
+    func thousandShareOne(transport: TransportUnderTest) async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            let connection = connection(server, transport, leaks)
+            let results = await sendAll(1_000, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "k1"]), on: connection)
+            let texts = results.map { try? $0.get().text }
+            #expect(texts.count == 1_000)
+            #expect(texts.allSatisfy { $0 == "who: k1" })
+            #expect(server.requestCount(path: "/slow/who") == 1)
+        }
+    }
+
+    @Test("without coalescing, 20 identical concurrent GETs make 20 requests", arguments: TransportUnderTest.allCases)
+    func offByDefault(transport: TransportUnderTest) async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            let connection = connection(server, transport, leaks, coalescing: false)
+            let results = await sendAll(20, HTTPRequest(.get, "/slow/who"), on: connection)
+            #expect(results.allSatisfy { (try? $0.get().status.code) == 200 })
+            #expect(server.requestCount(path: "/slow/who") == 20)
+        }
+    }
+
+    @Test("requests with different credentials never share: two API keys make two requests, each gets its own answer",
+          arguments: TransportUnderTest.allCases)
+    func credentialsKeepApart(transport: TransportUnderTest) async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            let connection = connection(server, transport, leaks)
+            async let first = sendAll(10, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "alice"]), on: connection)
+            async let second = sendAll(10, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "bob"]), on: connection)
+            let (alice, bob) = await (first, second)
+            #expect(alice.allSatisfy { (try? $0.get().text) == "who: alice" })
+            #expect(bob.allSatisfy { (try? $0.get().text) == "who: bob" })
+            #expect(server.requestCount(path: "/slow/who") == 2)
+        }
+    }
+
+    @Test("a waiting request that is cancelled ends cancelled alone; the others get the one response",
+          arguments: TransportUnderTest.allCases)
+    func cancelledFollowerLeavesAlone(transport: TransportUnderTest) async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let connection = connection(server, transport, leaks)
+            let request = HTTPRequest(.get, "/slow/who")
+            let leader = Task { try await connection.send(request) }
+            try await Task.sleep(for: .milliseconds(50))
+            let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
+            try await Task.sleep(for: .milliseconds(50))
+            followers[0].cancel()
+            await #expect(throws: HTTPConnectionError.cancelled) { try await followers[0].value }
+            #expect(try await leader.value.status.code == 200)
+            for follower in followers.dropFirst() { #expect(try await follower.value.text == "who: nobody") }
+            #expect(server.requestCount(path: "/slow/who") == 1)
+        }
+    }
+
+    @Test("when the request that went out is cancelled, the ones waiting on it go out again and succeed",
+          arguments: TransportUnderTest.allCases)
+    func cancelledLeaderHandsOver(transport: TransportUnderTest) async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let connection = connection(server, transport, leaks)
+            let request = HTTPRequest(.get, "/slow/who")
+            let leader = Task { try await connection.send(request) }
+            try await Task.sleep(for: .milliseconds(100))
+            let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
+            try await Task.sleep(for: .milliseconds(50))
+            leader.cancel()
+            await #expect(throws: HTTPConnectionError.cancelled) { try await leader.value }
+            for follower in followers { #expect(try await follower.value.status.code == 200) }
+            // The cancelled one reached the server, then one of the followers went out for everyone.
+            #expect(server.requestCount(path: "/slow/who") == 2)
+        }
+    }
+
+    @Test("POSTs and streamed responses are never coalesced", arguments: TransportUnderTest.allCases)
+    func onlyPlainReads(transport: TransportUnderTest) async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            let connection = connection(server, transport, leaks)
+            let posts = await sendAll(5, HTTPRequest(.post, "/slow/who", body: .data(Data("x".utf8))), on: connection)
+            #expect(posts.allSatisfy { (try? $0.get().status.code) == 200 })
+            #expect(server.requestCount(path: "/slow/who") == 5)
+            guard transport == .native else { return }  // URLSessionTransport does not stream responses
+            let streams = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        guard let response = try? await connection.stream(HTTPRequest(.get, "/slow/who")),
+                              let body = try? await response.body.collect(upTo: 1 << 20) else { return 0 }
+                        return body.count
+                    }
+                }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(streams == [11, 11, 11])
+            #expect(server.requestCount(path: "/slow/who") == 8)
+        }
+    }
+}
