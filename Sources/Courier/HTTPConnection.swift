@@ -55,11 +55,14 @@ public final class HTTPConnection: Sendable {
         let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage()] + perHopCookies + recording
         let authentication = AuthenticationRegistry()
         self.authentication = authentication
-        self.pipeline = RequestPipeline(transport: transport, stages: [
+        let coalescing: [any PipelineStage] = configuration.coalescesRequests ? [CoalescingStage()] : []
+        var stages: [any PipelineStage] = [
             AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network)),
-        ] + cookies + [
-            CacheStage(cache: configuration.cache),
-        ] + (configuration.coalescesRequests ? [CoalescingStage()] : []) + network)
+        ]
+        stages += cookies
+        stages.append(CacheStage(cache: configuration.cache))
+        stages += coalescing + network
+        self.pipeline = RequestPipeline(transport: transport, stages: stages)
         self.cache = configuration.cache
         self.cookieJar = configuration.cookieJar
         self.eventMonitor = configuration.eventMonitor
