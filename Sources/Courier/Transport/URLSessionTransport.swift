@@ -20,21 +20,30 @@ public final class URLSessionTransport: Transport {
     public static let shared = URLSessionTransport()
 
     /// Creates a transport with its own `URLSession`.
-    /// - Parameter configuration: the session configuration to start from; an ephemeral one by
-    ///   default. Caching, cookies and credential storage are switched off in any case.
-    public init(configuration: URLSessionConfiguration = .ephemeral) {
+    /// - Parameter configuration: the session configuration to start from, whose
+    ///   `httpMaximumConnectionsPerHost` and timeouts are kept; by default an ephemeral one that
+    ///   allows 16 connections per host. Caching, cookies and credential storage are switched
+    ///   off in any case.
+    public init(configuration: URLSessionConfiguration? = nil) {
+        let configuration = configuration ?? Self.defaultConfiguration()
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCredentialStorage = nil
-        configuration.httpMaximumConnectionsPerHost = 16
         let queue = OperationQueue()
         queue.name = "Courier.URLSessionTransport"
         queue.maxConcurrentOperationCount = 1
         router = URLSessionTaskRouter(delegateQueue: queue)
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+    }
+
+    /// An ephemeral configuration allowing 16 connections per host (corelibs' default is 6).
+    private static func defaultConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 16
+        return configuration
     }
 
     /// Cancels the session's tasks and invalidates it, after every start still queued (corelibs

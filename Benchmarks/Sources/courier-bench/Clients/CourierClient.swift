@@ -1,5 +1,8 @@
 import Courier
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `HTTPConnection` over the native transport or `URLSessionTransport`.
 ///
@@ -38,8 +41,11 @@ final class CourierClient: BenchClient {
     static func makeTransport(_ job: WorkerJob) -> any Transport {
         switch job.client {
         case .courierURLSession, .urlSessionBare:
-            // URLSessionTransport always allows 16 connections per host (it takes no limit).
-            return URLSessionTransport()
+            // As many connections per host as the job's pool (URLSessionTransport keeps the
+            // configuration's limit).
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpMaximumConnectionsPerHost = job.poolSize
+            return URLSessionTransport(configuration: configuration)
         default:
             var tls = TLSOptions()
             if let path = job.trustedCAPath, let pem = FileManager.default.contents(atPath: path) {
