@@ -129,7 +129,7 @@ extension ScenarioReport {
                                summary.peakThreads.map(String.init) ?? "–", Format.memory(kiB: summary.peakResidentKiB),
                                Format.ratio(ahc.flatMap { ahc in summary.elapsed.map { ahc / $0 } })])
         }
-        table.notes.append("- URLSessionTransport allows 16 connections per host and takes no setting for more, so it needs about \(wanted / 16) s here.")
+        table.notes.append("- Every client may open one connection per request, URLSession included (`httpMaximumConnectionsPerHost`).")
         table.notes.append("- Peak threads: the most threads of the client's process at once (sampled every 20 ms), without the sampling thread.")
         return table
     }
