@@ -11,6 +11,9 @@ struct BenchOptions: Sendable {
     /// Requests of the soak for Courier's native transport; 1,000,000 by default (20,000 with
     /// `--quick`). Slower clients run a tenth of it.
     var soakRequests = 1_000_000
+    /// How many times each selected scenario runs; 1 by default. With more, a last table gives
+    /// the median of each client's ratio to AsyncHTTPClient and to wrk over the repeats.
+    var repeats = 1
     /// Requests in flight in the slow-server scenario; 10,000 by default (1,000 with `--quick`).
     var slowRequests = 10_000
     /// Seconds before a slow-server run is cut short; 30 by default.
@@ -26,7 +29,7 @@ struct BenchOptions: Sendable {
     static let usage = """
     usage: courier-bench [SCENARIO...] [--rounds N] [--duration SECONDS] [--soak-requests N]
                          [--slow-requests N] [--slow-limit SECONDS] [--clients a,b,...] [--quick]
-                         [--markdown FILE]
+                         [--repeat N] [--markdown FILE]
 
     SCENARIO is a number (1-9) or a name prefix; every scenario runs when none is given:
       1 sequential        2 concurrent-16, concurrent-256      3 post-1k, get-1m
@@ -34,6 +37,7 @@ struct BenchOptions: Sendable {
       9 tls-sequential, tls-concurrent-16, tls-new-connection, tls-full-handshake (HTTPS)
     Clients: \(ClientKind.allCases.map(\.rawValue).joined(separator: ", "))
     --quick is a smoke run: 1 round of 0.5 s, a 20,000-request soak, 1,000 slow requests.
+    --repeat N runs each scenario N times and reports the median of the ratios.
     """
 
     /// Parses `arguments` (without the program name).
@@ -61,6 +65,7 @@ struct BenchOptions: Sendable {
         while let argument = rest.popFirst() {
             switch argument {
             case "--rounds": rounds = max(1, try number(argument))
+            case "--repeat": repeats = max(1, try number(argument))
             case "--duration": duration = max(0.2, try number(argument))
             case "--soak-requests": soakRequests = max(1, try number(argument))
             case "--slow-requests": slowRequests = max(1, try number(argument))

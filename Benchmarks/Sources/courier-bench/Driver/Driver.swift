@@ -23,12 +23,26 @@ struct Driver {
             var output = header(servers: servers, wrk: wrk, courier: CourierRevision.describe(folder: runFolder))
             print(output)
             var reports: [ScenarioReport] = []
+            var repeated: [[ScenarioReport]] = []
             for scenario in scenarios {
-                let report = try await run(scenario, servers: servers, wrk: wrk, folder: runFolder)
-                let text = report.table().markdown()
+                var runs: [ScenarioReport] = []
+                for _ in 1...options.repeats {
+                    var report = try await run(scenario, servers: servers, wrk: wrk, folder: runFolder)
+                    report.load.after = MachineInfo.loadAverages
+                    var text = report.table().markdown()
+                    text += "Load average (1, 5, 15 min): \(format(report.load.before)) before, \(format(report.load.after)) after.\n"
+                    if let warning = report.loadWarning { text += warning + "\n" }
+                    print(text)
+                    output += text + "\n"
+                    runs.append(report)
+                }
+                reports.append(runs[runs.count / 2])
+                repeated.append(runs)
+            }
+            if options.repeats > 1 {
+                let text = RepeatSummary.table(repeated).markdown()
                 print(text)
                 output += text + "\n"
-                reports.append(report)
             }
             let targets = TargetCheck.table(TargetCheck.evaluate(reports, soakRequests: options.soakRequests,
                                                                   slowRequests: options.slowRequests)).markdown()
@@ -54,6 +68,7 @@ struct Driver {
             return report
         }
         var report = ScenarioReport(scenario: scenario, serverDescription: description)
+        report.load.before = MachineInfo.loadAverages
         for round in 1...scenario.rounds {
             for client in scenario.clients where !ChildRegistry.shared.isStopping {
                 let job = scenario.job(for: client, baseURL: baseURL,
@@ -65,6 +80,11 @@ struct Driver {
             }
         }
         return report
+    }
+
+    /// Load averages as `/proc/loadavg` prints them.
+    private func format(_ load: [Double]) -> String {
+        load.map { String(format: "%.2f", $0) }.joined(separator: " ")
     }
 
     /// One run of one client: wrk as a child, anything else in a worker process.

@@ -37,6 +37,11 @@ enum MachineInfo {
         return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 
+    /// The 1, 5 and 15 minute load averages as numbers.
+    static var loadAverages: [Double] {
+        loadAverage.split(separator: " ").compactMap { Double($0) }
+    }
+
     /// One line: system, CPU, cores, memory.
     static var summary: String {
         "\(system), \(processor), \(cores) cores, \(String(format: "%.0f", memoryGiB)) GiB"

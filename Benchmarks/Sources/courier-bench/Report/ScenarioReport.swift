@@ -6,6 +6,22 @@ struct ScenarioReport: Sendable {
     let serverDescription: String
     /// One summary per client, in the scenario's order.
     var summaries: [ClientSummary]
+    /// The 1, 5 and 15 minute load averages before and after the scenario ran.
+    var load: (before: [Double], after: [Double]) = ([], [])
+
+    /// A warning when the machine was busy (a 1-minute load average above 1.0, before or after):
+    /// the ratios are then less trustworthy than on a quiet machine.
+    var loadWarning: String? {
+        let busiest = [load.before.first, load.after.first].compactMap { $0 }.max() ?? 0
+        guard busiest > 1.0 else { return nil }
+        return "- ⚠ Load average above 1.0 (\(String(format: "%.2f", busiest))): other work shared the machine; compare ratios, not absolute figures, and prefer `--repeat`."
+    }
+
+    /// The ratio of `client`'s requests per second to `reference`'s, if both ran.
+    func throughputRatio(_ client: ClientKind, to reference: ClientKind) -> Double? {
+        guard let value = summary(client)?.requestsPerSecond, let base = summary(reference)?.requestsPerSecond, base > 0 else { return nil }
+        return value / base
+    }
 
     /// Creates an empty report.
     init(scenario: Scenario, serverDescription: String) {
