@@ -12,13 +12,14 @@ import Testing
 struct ProxyFaultCases {
     /// Runs `GET https://127.0.0.1:9/x` through the proxy on `proxyPort` (misbehaving test
     /// server, or a closed port) and returns its outcome.
-    private func runThroughProxy(port proxyPort: Int, watching proxy: TestServer?, connectTimeout: Duration = .seconds(10),
+    private func runThroughProxy(port proxyPort: Int, watching proxy: TestServer?, kind: Proxy.Kind = .http,
+                                 connectTimeout: Duration = .seconds(10),
                                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> CaseOutcome {
         let server = try TestServer()
         defer { server.shutdown() }
         let made = WeakReference<NativeTransport>()
         var configuration = NativeTransport.Configuration(connectTimeout: connectTimeout)
-        configuration.proxy = ProxyConfiguration(http: nil, https: Proxy(.http, host: "127.0.0.1", port: proxyPort,
+        configuration.proxy = ProxyConfiguration(http: nil, https: Proxy(kind, host: "127.0.0.1", port: proxyPort,
                                                                           credentials: ProxyCredentials(username: "u", password: "secret-pw")))
         return try await runCase(.native, on: server, HTTPRequest(.get, "https://127.0.0.1:9/x"),
                                  configure: { connection in
@@ -83,5 +84,35 @@ struct ProxyFaultCases {
         defer { proxy.shutdown() }
         let outcome = try await runThroughProxy(port: proxy.port, watching: proxy)
         #expect(outcome.error == .proxyBadResponse, "\(outcome.result)")
+    }
+
+    @Test("P6 the TLS handshake with an https:// proxy fails (it answers in plain HTTP): proxyTLSFailed")
+    func proxyTLSHandshakeFails() async throws {
+        let plain = try TestServer()
+        defer { plain.shutdown() }
+        let outcome = try await runThroughProxy(port: plain.port, watching: plain, kind: .https)
+        #expect(outcome.error == .proxyTLSFailed, "\(outcome.result)")
+        #expect(outcome.error?.detail?.contains("https://127.0.0.1:\(plain.port)") == true)
+        #expect(outcome.error?.description.contains("secret-pw") == false)
+    }
+
+    @Test("P7 a Unix socket route whose socket is missing: unixSocketNotFound")
+    func unixSocketMissing() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let made = WeakReference<NativeTransport>()
+        var configuration = NativeTransport.Configuration()
+        configuration.unixSockets = [try .init(host: "missing.test", path: "/tmp/courier-missing-\(UUID().uuidString.prefix(8)).sock")]
+        let outcome = try await runCase(.native, on: server, HTTPRequest(.get, "http://missing.test/x"),
+                                        configure: { connection in
+                                            let transport = NativeTransport(configuration: configuration)
+                                            made.value = transport
+                                            connection.transport = transport
+                                        },
+                                        during: { context, _ in
+                                            if let transport = made.value { context.leaks.track(transport) }
+                                        })
+        #expect(outcome.error == .unixSocketNotFound, "\(outcome.result)")
+        #expect(outcome.error?.detail?.contains("courier-missing-") == true)
     }
 }
