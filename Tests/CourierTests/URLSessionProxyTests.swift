@@ -1,0 +1,53 @@
+@testable import Courier
+import CourierTestServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// URLSessionTransport and proxies: FoundationNetworking on Linux ignores
+/// `connectionProxyDictionary`, so a proxied request is refused instead of going direct.
+@Suite("URLSession transport: proxy settings (squid)")
+struct URLSessionProxyTests {
+    @Test("a request the settings send through a proxy is unsupportedByTransport and reaches neither squid nor the origin; an exception goes direct",
+          .enabled(if: ProxyPeer.squidInstalled, ProxyPeer.squidSkipReason))
+    func refusedNotBypassed() async throws {
+        let squid = try await ProxyPeer.squid()
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            let kinds: [Proxy] = [squid.proxy(.http), squid.proxy(.https), squid.proxy(.socks5h)]
+            for proxy in kinds {
+                let transport = URLSessionTransport(proxy: ProxyConfiguration(all: proxy, noProxy: NoProxyList("localhost")))
+                let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url("/echo/proxied")) }
+                #expect(error == .unsupportedByTransport, "\(proxy): \(String(describing: error))")
+                #expect(error?.detail?.contains("\(proxy)") == true && error?.detail?.contains("connectionProxyDictionary") == true)
+                let direct = try await fetch(transport, URL(string: "http://localhost:\(server.port)/echo/direct")!)
+                #expect(try JSONDecoder().decode(Echo.self, from: direct.body).header("Via") == nil)
+            }
+            #expect(server.requestCount(path: "/echo/proxied") == 0)
+            #expect(server.requestCount(path: "/echo/direct") == 3)
+            #expect(!squid.requestLog.contains("/echo"), "\(squid.requestLog)")
+        }
+    }
+
+    @Test("the platform fact behind it: FoundationNetworking sends a session with a connectionProxyDictionary direct (if this fails, corelibs now honours it: map the settings)",
+          .enabled(if: ProxyPeer.squidInstalled, ProxyPeer.squidSkipReason))
+    func connectionProxyDictionaryIgnored() async throws {
+        let squid = try await ProxyPeer.squid()
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.connectionProxyDictionary = ["HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": squid.port]
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
+        let (data, _) = try await session.data(from: server.url("/echo/dictionary"))
+        let echo = try JSONDecoder().decode(Echo.self, from: data)
+        #expect(echo.header("Via") == nil, "went through squid: \(echo.headers)")
+        #expect(!squid.requestLog.contains("/echo/dictionary"))
+    }
+}
