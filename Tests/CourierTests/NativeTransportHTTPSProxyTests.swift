@@ -1,5 +1,6 @@
 @testable import Courier
 import CourierTestServer
+import CourierTLS
 import Foundation
 import Testing
 
@@ -77,6 +78,27 @@ struct NativeTransportHTTPSProxyTests {
                 #expect(error?.description.contains("pw-secret") == false)
             }
             #expect(server.requestCount(path: "/echo") == 0)
+        }
+    }
+
+    @Test("a proxy whose certificate names another host: proxyTLSFailed (checked against the proxy's name)",
+          .enabled(if: ProxyPeer.squidInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func proxyCertificateForAnotherHost() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tls: certificates.wrongHost)
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            leaks.watch(server)
+            leaks.watch(port: squid.port)
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
+            defer { transport.shutdown() }
+            let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url("/echo")) }
+            #expect(error == .proxyTLSFailed, "\(String(describing: error))")
+            #expect((error?.underlying as? TLSError) == .hostnameMismatch, "\(String(describing: error?.underlying))")
         }
     }
 
