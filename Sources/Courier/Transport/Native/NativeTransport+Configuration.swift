@@ -41,8 +41,9 @@ extension NativeTransport {
         /// Which proxy each request goes through (``ProxyConfiguration``). Default: the process
         /// environment's `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy`, by curl's rules,
         /// read when the configuration is created (``ProxyConfiguration/environment(_:)``), as
-        /// curl, reqwest and Go's `net/http` do; set ``ProxyConfiguration/none`` to ignore them.
-        /// Connections through a proxy are pooled apart from direct ones.
+        /// curl, reqwest and Go's `net/http` do, except that loopback hosts go direct
+        /// (``ProxyConfiguration/bypassesLoopback``); set ``ProxyConfiguration/none`` to ignore
+        /// them. Connections through a proxy are pooled apart from direct ones.
         public var proxy: ProxyConfiguration = .environment()
         /// Hosts whose requests go over a Unix domain socket instead of TCP (see
         /// ``UnixSocketRoute``); the first route that matches a request's host and port wins, and
