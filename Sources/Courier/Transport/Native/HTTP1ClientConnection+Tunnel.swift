@@ -3,8 +3,8 @@ import CourierWire
 extension HTTP1ClientConnection {
     /// Opens the tunnel to the origin through the proxy the socket is connected to: `CONNECT`
     /// for an HTTP proxy (after a TLS handshake with an `https://` one), the SOCKS5 handshake
-    /// otherwise. A `socks5` proxy (not `socks5h`) is
-    /// given an address: a host name is resolved here first (the address overrides apply).
+    /// otherwise. A `socks5` proxy (not `socks5h`) is given an address: a host name is resolved
+    /// here first (the address overrides apply).
     func startTunnel() {
         guard let proxy = key.proxy else {
             perform(machine.establishmentFailed(.transportFailed.with(detail: "\(key): a tunnel without a proxy")))
