@@ -1,6 +1,7 @@
 @testable import Courier
 import CourierTestServer
 import Foundation
+import Glibc
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -49,5 +50,24 @@ struct URLSessionProxyTests {
         let echo = try JSONDecoder().decode(Echo.self, from: data)
         #expect(echo.header("Via") == nil, "went through squid: \(echo.headers)")
         #expect(!squid.requestLog.contains("/echo/dictionary"))
+    }
+
+    @Test("libcurl under FoundationNetworking reads http_proxy from the process environment by itself (in a child process, whose environment the test may change)",
+          .enabled(if: ProxyPeer.squidInstalled, ProxyPeer.squidSkipReason))
+    func environmentHonouredByLibcurl() async throws {
+        try await runInChildProcess(Self.self, timeout: .seconds(60)) {
+            let squid = try await ProxyPeer.squid()
+            defer { squid.stop() }
+            let server = try TestServer()
+            defer { server.shutdown() }
+            setenv("http_proxy", "http://127.0.0.1:\(squid.port)", 1)
+            unsetenv("no_proxy")
+            unsetenv("NO_PROXY")
+            let response = try await fetch(URLSessionTransport(), server.url("/echo/environment"))
+            let echo = try JSONDecoder().decode(Echo.self, from: response.body)
+            #expect(echo.header("Via")?.contains("squid") == true, "\(echo.headers)")
+        } check: { outcome in
+            #expect(outcome.ranOneTest && outcome.status == 0, "\(outcome.output.suffix(2_000))")
+        }
     }
 }
