@@ -21,6 +21,8 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case bodyNotReplayable
         case proxyUnreachable, proxyAuthenticationRequired, proxyForbidden, proxyCannotReachOrigin, proxyRejected
         case proxyClosedConnection, proxyBadResponse
+        case proxyTLSFailed, proxyAuthenticationFailed
+        case unixSocketNotFound, unixSocketPermissionDenied, notAUnixSocket
     }
 
     /// What only some errors carry, kept apart so that the error itself stays two words long:
@@ -159,6 +161,23 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// The proxy's answer broke its protocol (a malformed `CONNECT` response, a SOCKS5 reply of
     /// the wrong version or length, bytes after the reply).
     public static let proxyBadResponse = Self(.proxyBadResponse)
+    /// The TLS handshake with an `https://` proxy failed: its certificate is not trusted by the
+    /// proxy's ``Proxy/tls`` options or does not match the proxy's name, or the handshake broke.
+    /// The origin was never contacted; ``underlying`` holds the TLS error.
+    public static let proxyTLSFailed = Self(.proxyTLSFailed)
+    /// The proxy refused the credentials its ``ProxyAuthenticator`` had just supplied: a second
+    /// `407` for the same request after a refresh. The request is not sent again.
+    public static let proxyAuthenticationFailed = Self(.proxyAuthenticationFailed)
+
+    /// The Unix domain socket a request was routed to (``NativeTransport/UnixSocketRoute``) does
+    /// not exist (`ENOENT`, or a directory on its path is missing).
+    public static let unixSocketNotFound = Self(.unixSocketNotFound)
+    /// The process may not connect to the Unix domain socket (`EACCES`: the socket file or a
+    /// directory on its path is not writable or searchable by it).
+    public static let unixSocketPermissionDenied = Self(.unixSocketPermissionDenied)
+    /// The path a request was routed to exists but is not a Unix domain socket (a regular file,
+    /// a directory).
+    public static let notAUnixSocket = Self(.notAUnixSocket)
 
     /// A `401`, `404`, … answer with the response attached.
     public static func unacceptableStatus(_ response: HTTPResponse) -> Self {
@@ -227,6 +246,11 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .proxyRejected: "The proxy refused to open a tunnel"
         case .proxyClosedConnection: "The proxy closed the connection before the tunnel was open"
         case .proxyBadResponse: "The proxy sent an invalid answer"
+        case .proxyTLSFailed: "The secure connection to the proxy failed"
+        case .proxyAuthenticationFailed: "The proxy refused the credentials its authenticator supplied"
+        case .unixSocketNotFound: "The Unix domain socket does not exist"
+        case .unixSocketPermissionDenied: "Permission to connect to the Unix domain socket was denied"
+        case .notAUnixSocket: "The path is not a Unix domain socket"
         }
     }
 }

@@ -23,6 +23,10 @@ extension TestServer {
         /// Misbehaving-proxy mode: every request (a proxy's `CONNECT` or absolute-form request
         /// included) is answered with this fault instead of being routed. Default: `nil` (off).
         public var proxyFault: ProxyFault? = nil
+        /// Listen on a new Unix domain socket at this path instead of on `127.0.0.1`: ``port``
+        /// is then 0 and ``baseURL`` is `http://courier.test` (route that host to the path).
+        /// The socket file is removed at shutdown. Default: `nil` (TCP).
+        public var unixSocketPath: String? = nil
 
         /// Creates a configuration; every parameter has the default described on its property.
         ///

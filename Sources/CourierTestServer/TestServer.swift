@@ -64,9 +64,10 @@ public final class TestServer: Sendable {
     /// Keep it quick; use ``Reply/delayed(_:_:)`` or script pauses instead of sleeping.
     public typealias Handler = @Sendable (Request) -> Reply
 
-    /// The port the server listens on (on `127.0.0.1`).
+    /// The port the server listens on (on `127.0.0.1`); 0 for a Unix-socket server.
     public let port: Int
-    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    /// `http://127.0.0.1:<port>`, without a trailing slash; `http://courier.test` for a server on
+    /// a Unix socket (``Configuration/unixSocketPath``).
     public let baseURL: URL
     /// The configuration the server runs with.
     public let configuration: Configuration
@@ -74,7 +75,8 @@ public final class TestServer: Sendable {
     private let server: HTTPServer
     private let routes = RouteTable()
 
-    /// Binds `127.0.0.1` on a port the kernel picks and starts serving.
+    /// Binds `127.0.0.1` on a port the kernel picks (or the configuration's Unix socket) and
+    /// starts serving.
     ///
     /// - Parameter configuration: Limits, timeouts and connection faults. Default: `Configuration()`.
     /// - Throws: `SocketError` when the socket cannot be bound or the event loop cannot start.
@@ -93,16 +95,22 @@ public final class TestServer: Sendable {
         )
         let routes = self.routes
         let proxyFault = configuration.proxyFault
-        server = try HTTPServer(host: "127.0.0.1", port: 0, configuration: serverConfiguration) { request, responder in
+        let handler: HTTPServer.Handler = { request, responder in
             if let proxyFault {
                 TestServer.perform(TestServer.proxyFaultReply(proxyFault), keepAlive: false, responder: responder)
             } else {
                 TestServer.serve(request, responder, routes: routes)
             }
         }
+        if let path = configuration.unixSocketPath {
+            server = try HTTPServer(unixSocketPath: path, configuration: serverConfiguration, handler: handler)
+        } else {
+            server = try HTTPServer(host: "127.0.0.1", port: 0, configuration: serverConfiguration, handler: handler)
+        }
         port = server.port
         self.configuration = configuration
-        guard let url = URL(string: "http://127.0.0.1:\(server.port)") else {
+        let base = configuration.unixSocketPath == nil ? "http://127.0.0.1:\(server.port)" : "http://courier.test"
+        guard let url = URL(string: base) else {
             server.shutdown()
             throw SocketError(operation: "TestServer", message: "cannot form the base URL")
         }

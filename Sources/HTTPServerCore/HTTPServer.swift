@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CourierWire
 import Dispatch
 import Synchronization
@@ -44,10 +47,13 @@ public final class HTTPServer: Sendable {
     /// Called on a loop thread with each complete request.
     public typealias Handler = @Sendable (HTTPServerRequest, HTTPServerResponder) -> Void
 
-    /// The bound port (the one the kernel picked when `port` was 0).
+    /// The bound port (the one the kernel picked when `port` was 0); 0 for a Unix-socket server.
     public let port: Int
-    /// The bound address.
+    /// The bound address; `0.0.0.0:0` for a Unix-socket server (see ``unixSocketPath``).
     public let address: SocketAddress
+    /// The path of the Unix domain socket it listens on, for a server made with
+    /// ``init(unixSocketPath:configuration:handler:)``; `nil` for a TCP server.
+    public let unixSocketPath: String?
     /// The configuration the server runs with.
     public let configuration: Configuration
 
@@ -67,7 +73,7 @@ public final class HTTPServer: Sendable {
     ///   - configuration: Limits and timeouts. Default: `Configuration()`.
     ///   - handler: Called with every complete request.
     /// - Throws: ``SocketError`` when binding or starting the loops fails.
-    public init(
+    public convenience init(
         host: String = "127.0.0.1",
         port: Int = 0,
         configuration: Configuration = Configuration(),
@@ -75,15 +81,54 @@ public final class HTTPServer: Sendable {
     ) throws(SocketError) {
         Socket.raiseOpenFileLimit()
         let listener = try Socket.listen(host: host, port: port, backlog: configuration.backlog)
-        let group: EventLoopGroup
+        let address: SocketAddress
         do throws(SocketError) {
             address = try listener.localAddress()
+        } catch {
+            listener.close()
+            throw error
+        }
+        try self.init(listener: listener, address: address, unixSocketPath: nil, configuration: configuration, handler: handler)
+    }
+
+    /// Listens on a new Unix domain socket at `unixSocketPath`, starts the event loops and begins
+    /// accepting connections; ``shutdown()`` removes the socket file.
+    ///
+    /// - Parameters:
+    ///   - unixSocketPath: Where to create the socket (at most 107 bytes); nothing may exist there.
+    ///   - configuration: Limits and timeouts. Default: `Configuration()`.
+    ///   - handler: Called with every complete request.
+    /// - Throws: ``SocketError`` when binding (`EADDRINUSE` when the path exists) or starting the loops fails.
+    public convenience init(
+        unixSocketPath: String,
+        configuration: Configuration = Configuration(),
+        handler: @escaping Handler
+    ) throws(SocketError) {
+        Socket.raiseOpenFileLimit()
+        let listener = try Socket.listen(unixPath: unixSocketPath, backlog: configuration.backlog)
+        let unspecified = SocketAddress(ip: "0.0.0.0", port: 0)!
+        do throws(SocketError) {
+            try self.init(listener: listener, address: unspecified, unixSocketPath: unixSocketPath,
+                          configuration: configuration, handler: handler)
+        } catch {
+            unlink(unixSocketPath)
+            throw error
+        }
+    }
+
+    /// Starts the loops and accepts on `listener` (closed here when starting fails).
+    private init(listener: Socket, address: SocketAddress, unixSocketPath: String?,
+                 configuration: Configuration, handler: @escaping Handler) throws(SocketError) {
+        let group: EventLoopGroup
+        do throws(SocketError) {
             group = try EventLoopGroup(count: max(1, configuration.eventLoopCount), name: "http-server")
         } catch {
             listener.close()
             throw error
         }
+        self.address = address
         self.port = address.port
+        self.unixSocketPath = unixSocketPath
         self.configuration = configuration
         self.group = group
         let server = ServerContext(configuration: configuration, handler: handler)
@@ -132,6 +177,7 @@ public final class HTTPServer: Sendable {
             context.run { $0.closeAll() }
         }
         group.shutdown()
+        if let unixSocketPath { unlink(unixSocketPath) }
     }
 
     /// How many connections were accepted since the start (including ones closed since).

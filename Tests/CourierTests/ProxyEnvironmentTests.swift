@@ -83,7 +83,9 @@ struct ProxyEnvironmentTests {
 
     @Test("Courier picks the proxy curl's rules pick", arguments: cases)
     func table(_ item: Case) throws {
-        let configuration = ProxyConfiguration.environment(item.environment)
+        // The table holds curl's rules, which have no loopback exception; Courier's is tested apart.
+        var configuration = ProxyConfiguration.environment(item.environment)
+        configuration.bypassesLoopback = false
         let proxy = try configuration.proxy(for: try #require(URL(string: item.url)))
         #expect(proxy?.description == item.expected)
     }
@@ -137,9 +139,32 @@ struct ProxyEnvironmentTests {
 
     // MARK: - The parts
 
+    @Test("loopback hosts bypass an environment proxy (as in Go's net/http), never an explicit one")
+    func loopbackBypass() throws {
+        let environment = ProxyConfiguration.environment(["all_proxy": "http://proxy.example:3128", "no_proxy": ""])
+        #expect(environment.bypassesLoopback)
+        let loopback = ["http://localhost:8080/", "https://LOCALHOST./", "http://api.localhost/", "http://127.0.0.1/",
+                        "http://127.255.0.9:81/", "http://[::1]:8080/", "https://[::ffff:127.0.0.1]/"]
+        for url in loopback {
+            #expect(try environment.proxy(for: URL(string: url)!) == nil, "\(url)")
+        }
+        let remote = ["http://example.com/", "http://128.0.0.1/", "http://[::2]/", "http://localhost.example.com/",
+                      "http://mylocalhost/", "https://[::ffff:10.0.0.1]/"]
+        for url in remote {
+            #expect(try environment.proxy(for: URL(string: url)!)?.description == "http://proxy.example:3128", "\(url)")
+        }
+        let explicit = ProxyConfiguration(all: Proxy(.http, host: "127.0.0.1", port: 3128))
+        #expect(!explicit.bypassesLoopback)
+        #expect(try explicit.proxy(for: URL(string: "http://localhost:8080/")!) != nil)
+        #expect(try explicit.proxy(for: URL(string: "http://127.0.0.1:8080/")!) != nil)
+        var optedOut = environment
+        optedOut.bypassesLoopback = false
+        #expect(try optedOut.proxy(for: URL(string: "http://127.0.0.1/")!) != nil)
+    }
+
     @Test("an unusable proxy variable fails the requests it would carry instead of going direct")
     func unusable() throws {
-        let configuration = ProxyConfiguration.environment(["https_proxy": "https://user:secret@proxy.example:443", "no_proxy": "internal"])
+        let configuration = ProxyConfiguration.environment(["https_proxy": "socks4://user:secret@proxy.example:1080", "no_proxy": "internal"])
         let error = #expect(throws: HTTPConnectionError.self) {
             try configuration.proxy(for: URL(string: "https://example.com/")!)
         }
@@ -163,7 +188,8 @@ struct ProxyEnvironmentTests {
         #expect(!String(reflecting: proxy).contains("p:ss"))
         #expect(try Proxy(url: "socks5h://[::1]:1080").description == "socks5h://[::1]:1080")
         #expect(try Proxy(url: "proxy.example").port == 1080)
-        for bad in ["https://proxy:443", "socks4://proxy:1080", "http://proxy:0", "http://proxy:99999", "http://:8080", "http://proxy/path"] {
+        #expect(try Proxy(url: "HTTPS://proxy").description == "https://proxy:443")
+        for bad in ["socks4://proxy:1080", "socks4a://proxy:1080", "https://proxy:0", "http://proxy:0", "http://proxy:99999", "http://:8080", "http://proxy/path"] {
             #expect(throws: HTTPConnectionError.invalidURL, "\(bad)") { try Proxy(url: bad) }
         }
     }

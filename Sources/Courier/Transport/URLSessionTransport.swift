@@ -13,6 +13,8 @@ import Synchronization
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let router: URLSessionTaskRouter
+    /// The proxy settings requests are checked against (see ``init(configuration:proxy:)``).
+    private let proxy: ProxyConfiguration
     /// Creates and starts the tasks, off the Swift concurrency threads.
     private let starter = DispatchQueue(label: "Courier.URLSessionTransport.start")
 
@@ -20,11 +22,22 @@ public final class URLSessionTransport: Transport {
     public static let shared = URLSessionTransport()
 
     /// Creates a transport with its own `URLSession`.
-    /// - Parameter configuration: the session configuration to start from, whose
-    ///   `httpMaximumConnectionsPerHost` and timeouts are kept; by default an ephemeral one that
-    ///   allows 16 connections per host. Caching, cookies and credential storage are switched
-    ///   off in any case.
-    public init(configuration: URLSessionConfiguration? = nil) {
+    ///
+    /// FoundationNetworking on Linux (swift-corelibs-foundation) stores
+    /// `URLSessionConfiguration.connectionProxyDictionary` but never hands it to libcurl, so no
+    /// proxy setting can be mapped onto it: a request that `proxy` sends through a proxy (HTTP,
+    /// HTTPS or SOCKS alike) fails with ``HTTPConnectionError/unsupportedByTransport`` instead of
+    /// silently going direct. (libcurl, underneath, still reads `http_proxy`, `https_proxy`,
+    /// `all_proxy` and `no_proxy` from the process environment by itself, by curl's rules.) Unix
+    /// sockets and the proxy authenticator are ``NativeTransport`` settings only.
+    /// - Parameters:
+    ///   - configuration: the session configuration to start from, whose
+    ///     `httpMaximumConnectionsPerHost` and timeouts are kept; by default an ephemeral one that
+    ///     allows 16 connections per host. Caching, cookies and credential storage are switched
+    ///     off in any case.
+    ///   - proxy: the proxy settings the requests must follow. Default: ``ProxyConfiguration/none``.
+    public init(configuration: URLSessionConfiguration? = nil, proxy: ProxyConfiguration = .none) {
+        self.proxy = proxy
         let configuration = configuration ?? Self.defaultConfiguration()
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -60,6 +73,10 @@ public final class URLSessionTransport: Transport {
     /// the file; a stream or a multipart form fails with ``HTTPConnectionError/unsupportedByTransport``.
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
         try request.validate()  // corelibs would silently drop a field whose value holds CR or LF
+        if let proxy = try proxy.proxy(for: request.url) {
+            throw .unsupportedByTransport.with(
+                detail: "URLSessionTransport cannot send through \(proxy): FoundationNetworking on Linux ignores connectionProxyDictionary; use NativeTransport")
+        }
         let uploadFile = request.upload?.singleFile
         if request.upload != nil && uploadFile == nil {
             throw .unsupportedByTransport.with(

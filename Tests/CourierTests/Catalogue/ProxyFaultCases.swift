@@ -1,27 +1,38 @@
 import Courier
 import CourierTestServer
 import Foundation
+import Synchronization
 import Testing
 
 /// Reliability catalogue, proxy faults: a proxy that refuses, answers `CONNECT` with 403, 407 or
 /// 502, closes mid-handshake, trickles, or sends bytes the origin never sent. Each ends in its
 /// own error with exactly one terminal callback, a connection that still serves (its follow-up
-/// `GET /echo` goes direct: only `https` goes through the proxy) and no leak. Native transport
-/// only: URLSession's proxy settings are not mapped (see the README).
+/// `GET /echo` goes direct: only `https` goes through the proxy) and no leak. P1–P5 and P7 are
+/// native only; P6 and P8 also run on URLSession, which cannot send through a proxy on Linux
+/// (FoundationNetworking ignores `connectionProxyDictionary`) and must refuse with
+/// `unsupportedByTransport` rather than go direct. URLSession has no Unix socket routes (P7).
 @Suite("Catalogue P: proxy faults")
 struct ProxyFaultCases {
     /// Runs `GET https://127.0.0.1:9/x` through the proxy on `proxyPort` (misbehaving test
     /// server, or a closed port) and returns its outcome.
-    private func runThroughProxy(port proxyPort: Int, watching proxy: TestServer?, connectTimeout: Duration = .seconds(10),
+    private func runThroughProxy(port proxyPort: Int, watching proxy: TestServer?, kind: Proxy.Kind = .http,
+                                 on transportKind: TransportUnderTest = .native,
+                                 authenticator: (any ProxyAuthenticator)? = nil,
+                                 connectTimeout: Duration = .seconds(10),
                                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> CaseOutcome {
         let server = try TestServer()
         defer { server.shutdown() }
         let made = WeakReference<NativeTransport>()
         var configuration = NativeTransport.Configuration(connectTimeout: connectTimeout)
-        configuration.proxy = ProxyConfiguration(http: nil, https: Proxy(.http, host: "127.0.0.1", port: proxyPort,
+        configuration.proxy = ProxyConfiguration(http: nil, https: Proxy(kind, host: "127.0.0.1", port: proxyPort,
                                                                           credentials: ProxyCredentials(username: "u", password: "secret-pw")))
-        return try await runCase(.native, on: server, HTTPRequest(.get, "https://127.0.0.1:9/x"),
+        configuration.proxyAuthenticator = authenticator
+        return try await runCase(transportKind, on: server, HTTPRequest(.get, "https://127.0.0.1:9/x"),
                                  configure: { connection in
+                                     if transportKind == .urlSession {
+                                         connection.transport = URLSessionTransport(proxy: configuration.proxy)
+                                         return
+                                     }
                                      let transport = NativeTransport(configuration: configuration)
                                      made.value = transport
                                      connection.transport = transport
@@ -83,5 +94,63 @@ struct ProxyFaultCases {
         defer { proxy.shutdown() }
         let outcome = try await runThroughProxy(port: proxy.port, watching: proxy)
         #expect(outcome.error == .proxyBadResponse, "\(outcome.result)")
+    }
+
+    @Test("P6 the TLS handshake with an https:// proxy fails (it answers in plain HTTP): proxyTLSFailed; URLSession: unsupportedByTransport",
+          arguments: TransportUnderTest.allCases)
+    func proxyTLSHandshakeFails(transport: TransportUnderTest) async throws {
+        let plain = try TestServer()
+        defer { plain.shutdown() }
+        let outcome = try await runThroughProxy(port: plain.port, watching: plain, kind: .https, on: transport)
+        if transport == .urlSession {
+            #expect(outcome.error == .unsupportedByTransport, "\(outcome.result)")
+            #expect(plain.connectionsAccepted == 0)
+            return
+        }
+        #expect(outcome.error == .proxyTLSFailed, "\(outcome.result)")
+        #expect(outcome.error?.detail?.contains("https://127.0.0.1:\(plain.port)") == true)
+        #expect(outcome.error?.description.contains("secret-pw") == false)
+    }
+
+    @Test("P7 a Unix socket route whose socket is missing: unixSocketNotFound")
+    func unixSocketMissing() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let made = WeakReference<NativeTransport>()
+        var configuration = NativeTransport.Configuration()
+        configuration.unixSockets = [try .init(host: "missing.test", path: "/tmp/courier-missing-\(UUID().uuidString.prefix(8)).sock")]
+        let outcome = try await runCase(.native, on: server, HTTPRequest(.get, "http://missing.test/x"),
+                                        configure: { connection in
+                                            let transport = NativeTransport(configuration: configuration)
+                                            made.value = transport
+                                            connection.transport = transport
+                                        },
+                                        during: { context, _ in
+                                            if let transport = made.value { context.leaks.track(transport) }
+                                        })
+        #expect(outcome.error == .unixSocketNotFound, "\(outcome.result)")
+        #expect(outcome.error?.detail?.contains("courier-missing-") == true)
+    }
+
+    @Test("P8 the proxy answers 407 again after its authenticator supplied credentials: proxyAuthenticationFailed, one refresh; URLSession: unsupportedByTransport",
+          arguments: TransportUnderTest.allCases)
+    func refusedAfterRefresh(transport: TransportUnderTest) async throws {
+        let proxy = try misbehaving(.status(407))
+        defer { proxy.shutdown() }
+        let refreshes = Mutex(0)
+        let authenticator = ProxyCredentialsProvider { _ in
+            refreshes.withLock { $0 += 1 }
+            return ProxyCredentials(username: "u", password: "fresh-secret")
+        }
+        let outcome = try await runThroughProxy(port: proxy.port, watching: proxy, on: transport, authenticator: authenticator)
+        if transport == .urlSession {
+            #expect(outcome.error == .unsupportedByTransport, "\(outcome.result)")
+            #expect(refreshes.withLock { $0 } == 0)
+            return
+        }
+        #expect(outcome.error == .proxyAuthenticationFailed, "\(outcome.result)")
+        #expect(refreshes.withLock { $0 } == 1)
+        #expect(proxy.connectionsAccepted == 2, "the CONNECT, and its one replay")
+        #expect(outcome.error?.description.contains("fresh-secret") == false && outcome.error?.description.contains("secret-pw") == false)
     }
 }

@@ -51,9 +51,11 @@ final class ProxyPeer: Sendable {
     private let stopped = Mutex(false)
 
     /// Starts squid.
-    /// - Parameter authenticated: whether it requires Basic credentials (``squidUser``).
-    static func squid(authenticated: Bool = false) async throws -> ProxyPeer {
-        try await blocking { try ProxyPeer(squidAuthenticated: authenticated) }
+    /// - Parameters:
+    ///   - authenticated: whether it requires Basic credentials (``squidUser``).
+    ///   - tls: a certificate and key: squid then listens with TLS (`https_port`), an `https://` proxy.
+    static func squid(authenticated: Bool = false, tls: TestCertificates.Pair? = nil) async throws -> ProxyPeer {
+        try await blocking { try ProxyPeer(squidAuthenticated: authenticated, tls: tls) }
     }
 
     /// Starts dante.
@@ -62,14 +64,27 @@ final class ProxyPeer: Sendable {
         try await blocking { try ProxyPeer(danteAuthenticated: authenticated) }
     }
 
-    /// The proxy as a ``Proxy`` of `kind`, with `credentials`.
-    func proxy(_ kind: Proxy.Kind, credentials: ProxyCredentials? = nil) -> Proxy {
-        Proxy(kind, host: "127.0.0.1", port: port, credentials: credentials)
+    /// The proxy as a ``Proxy`` of `kind`, with `credentials` and, for `https`, `tls` options.
+    func proxy(_ kind: Proxy.Kind, credentials: ProxyCredentials? = nil, tls: TLSOptions = TLSOptions()) -> Proxy {
+        Proxy(kind, host: "127.0.0.1", port: port, credentials: credentials, tls: tls)
     }
 
-    private convenience init(squidAuthenticated authenticated: Bool) throws {
+    private convenience init(squidAuthenticated authenticated: Bool, tls: TestCertificates.Pair?) throws {
         guard let executable = ProxyPeer.squidExecutable else { throw NginxError("squid is not installed") }
-        try self.init(name: "squid", ready: "Accepting HTTP Socket connections") { directory, port in
+        try self.init(name: "squid", ready: tls == nil ? "Accepting HTTP Socket connections" : "Accepting HTTPS Socket connections") { directory, port in
+            var listen = "http_port 127.0.0.1:\(port)"
+            if let tls {
+                // Copies squid (which drops to its own user) can read.
+                let certificate = directory.appendingPathComponent("proxy-cert.pem").path
+                let key = directory.appendingPathComponent("proxy-key.pem").path
+                try? FileManager.default.removeItem(atPath: certificate)
+                try? FileManager.default.removeItem(atPath: key)
+                try FileManager.default.copyItem(atPath: tls.certificate, toPath: certificate)
+                try FileManager.default.copyItem(atPath: tls.key, toPath: key)
+                chmod(certificate, 0o644)
+                chmod(key, 0o644)
+                listen = "https_port 127.0.0.1:\(port) tls-cert=\(certificate) tls-key=\(key)"
+            }
             var auth = ""
             if authenticated {
                 // An apr1 (MD5) hash of squidUser's password, made by `openssl passwd -apr1 -salt courier1`.
@@ -85,7 +100,7 @@ final class ProxyPeer: Sendable {
             }
             let root = directory.path
             let config = """
-                http_port 127.0.0.1:\(port)
+                \(listen)
                 pid_filename \(root)/squid.pid
                 cache_log \(root)/cache.log
                 access_log stdio:\(root)/access.log

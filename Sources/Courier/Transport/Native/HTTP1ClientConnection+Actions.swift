@@ -13,7 +13,7 @@ extension HTTP1ClientConnection {
         case .startTunnel:
             startTunnel()
         case .startHandshake:
-            if let tlsContext { startTLS(tlsContext) }
+            startHandshake()
         case .reportReady:
             becomeReady()
         case .timeOutConnector:

@@ -21,8 +21,8 @@ extension HTTP1ClientConnection {
             case .bytes(let count):
                 pool?.progress(at: EventLoop.now())
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-                if let tls {
-                    tls.feedCiphertext(bytes)
+                if tls != nil {
+                    feedTLS(bytes)
                     drainPlaintext()
                 } else {
                     process(bytes)
@@ -33,8 +33,8 @@ extension HTTP1ClientConnection {
             case .wouldBlock:
                 return
             case .closed:
-                if let tls {
-                    tls.feedEndOfInput()
+                if tls != nil {
+                    feedTLSEndOfInput()
                     drainPlaintext()
                     if machine.isEstablished { perform(machine.peerClosed(nil)) }
                 } else {

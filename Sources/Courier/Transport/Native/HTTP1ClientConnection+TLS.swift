@@ -2,12 +2,38 @@ import CourierTLS
 import CourierWire
 
 extension HTTP1ClientConnection {
+    /// Starts the TLS handshake the machine asked for: to the origin, or, for plain `http`
+    /// forwarded by an `https://` proxy, to the proxy (its name, its own ``Proxy/tls`` options).
+    func startHandshake() {
+        if handshakesWithProxy, let proxy = key.proxy {
+            do throws(HTTPConnectionError) {
+                startTLS(try settings.proxyTLS.context(for: proxy), serverName: proxy.host, port: proxy.port)
+            } catch {
+                perform(machine.establishmentFailed(error))
+            }
+        } else if let tlsContext {
+            startTLS(tlsContext, serverName: key.host, port: key.port)
+        }
+    }
+
+    /// Whether the connection's TLS handshake (``tls``) is with the proxy rather than the origin.
+    var handshakesWithProxy: Bool {
+        key.tlsToProxy && key.forwardsThroughProxy
+    }
+
+    /// The request's error for a failed TLS session: the certificate and handshake kinds for the
+    /// origin, ``HTTPConnectionError/proxyTLSFailed`` (naming the proxy) for a proxy.
+    func tlsError(_ error: TLSError, proxy: Bool) -> HTTPConnectionError {
+        guard proxy, let name = key.proxy else { return NativeErrors.tls(error) }
+        return .proxyTLSFailed.with(detail: "TLS to \(name) failed: \(error)", underlying: error)
+    }
+
     /// Starts the TLS handshake on a connected socket (SNI and verification per the context).
-    func startTLS(_ context: TLSContext) {
+    private func startTLS(_ context: TLSContext, serverName: String, port: Int) {
         do {
-            tls = try TLSClientSession(context: context, serverName: key.host, port: key.port)
+            tls = try TLSClientSession(context: context, serverName: serverName, port: port)
         } catch {
-            perform(machine.establishmentFailed(NativeErrors.tls(error)))
+            perform(machine.establishmentFailed(tlsError(error, proxy: handshakesWithProxy)))
             return
         }
         setInterest(.readable)
@@ -22,26 +48,27 @@ extension HTTP1ClientConnection {
     /// session never buffers more than one read of unprocessed ciphertext, however fast the peer
     /// sends: a peer that streams garbage fails at its first record.
     func readHandshake() {
-        guard let context, let socket, let tls else { return }
+        guard let context, let socket, tls != nil else { return }
         let buffer = context.readBuffer
         for _ in 0..<Self.handshakeReadsPerWakeup where isHandshaking {
             let result: Socket.IOResult
             do {
                 result = try socket.read(into: buffer)
             } catch {
-                perform(machine.establishmentFailed(.tlsFailed.with(
+                let broken = handshakesWithProxy ? HTTPConnectionError.proxyTLSFailed : .tlsFailed
+                perform(machine.establishmentFailed(broken.with(
                     detail: "the connection to \(key) broke during the TLS handshake", underlying: error)))
                 return
             }
             switch result {
             case .bytes(let count):
-                tls.feedCiphertext(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                feedTLS(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 handshakeStep()
                 if count < buffer.count { return }
             case .wouldBlock:
                 return
             case .closed:
-                tls.feedEndOfInput()
+                feedTLSEndOfInput()
                 handshakeStep()
                 return
             }
@@ -63,7 +90,7 @@ extension HTTP1ClientConnection {
         case .success(.wantsMoreInput):
             return
         case .failure(let error):
-            perform(machine.establishmentFailed(NativeErrors.tls(error)))
+            perform(machine.establishmentFailed(tlsError(error, proxy: handshakesWithProxy)))
         }
     }
 

@@ -2,8 +2,9 @@ import CourierWire
 
 extension HTTP1ClientConnection {
     /// Opens the tunnel to the origin through the proxy the socket is connected to: `CONNECT`
-    /// for an HTTP proxy, the SOCKS5 handshake otherwise. A `socks5` proxy (not `socks5h`) is
-    /// given an address: a host name is resolved here first (the address overrides apply).
+    /// for an HTTP proxy (after a TLS handshake with an `https://` one), the SOCKS5 handshake
+    /// otherwise. A `socks5` proxy (not `socks5h`) is given an address: a host name is resolved
+    /// here first (the address overrides apply).
     func startTunnel() {
         guard let proxy = key.proxy else {
             perform(machine.establishmentFailed(.transportFailed.with(detail: "\(key): a tunnel without a proxy")))
@@ -13,6 +14,8 @@ extension HTTP1ClientConnection {
         switch proxy.kind {
         case .http:
             begin(.connect(HTTPConnectTunnelMachine(host: key.host, port: key.port, proxy: proxy, limits: settings.limits)))
+        case .https:
+            startProxyTLS(proxy, then: .connect(HTTPConnectTunnelMachine(host: key.host, port: key.port, proxy: proxy, limits: settings.limits)))
         case .socks5h:
             let destination = literal.map(SOCKS5HandshakeMachine.Destination.address) ?? .name(key.host)
             begin(.socks5(SOCKS5HandshakeMachine(destination: destination, port: key.port, proxy: proxy)))
@@ -50,13 +53,14 @@ extension HTTP1ClientConnection {
         handleTunnel(action)
     }
 
-    /// Carries out what the handshake decided.
-    private func handleTunnel(_ action: ProxyTunnelAction) {
+    /// Carries out what the handshake decided. Over TLS to the proxy, what it writes is encrypted first.
+    func handleTunnel(_ action: ProxyTunnelAction) {
         switch action {
         case .none:
             break
         case .write(let bytes):
-            tunnel?.pending += bytes
+            guard let wrapped = wrappedForProxy(bytes) else { return }
+            tunnel?.pending += wrapped
             flushTunnel()
         case .established:
             tunnel = nil
@@ -112,12 +116,21 @@ extension HTTP1ClientConnection {
             }
             switch result {
             case .bytes(let count):
-                handleTunnel(tunnel?.received(UnsafeRawBufferPointer(rebasing: buffer[..<count])) ?? .none)
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                if proxyTLS != nil {
+                    receivedFromTLSProxy(bytes)
+                } else {
+                    handleTunnel(tunnel?.received(bytes) ?? .none)
+                }
                 if count < buffer.count { return }
             case .wouldBlock:
                 return
             case .closed:
-                handleTunnel(tunnel?.peerClosed(nil) ?? .none)
+                if proxyTLS != nil {
+                    tlsProxyClosed()
+                } else {
+                    handleTunnel(tunnel?.peerClosed(nil) ?? .none)
+                }
                 return
             }
         }

@@ -42,9 +42,10 @@ extension HTTP1ClientConnection {
         }
     }
 
-    /// Moves the TLS session's pending ciphertext into the write buffer.
+    /// Moves the TLS session's pending ciphertext into the write buffer (wrapped in the proxy's
+    /// TLS session when the origin's runs inside one).
     func takeCiphertext() {
-        guard let tls, let bytes = tls.takeCiphertext() else { return }
+        guard let tls, let bytes = wrappedForProxy(tls.takeCiphertext()) else { return }
         if cipherOut.isEmpty {
             cipherOut = bytes
             cipherOffset = 0

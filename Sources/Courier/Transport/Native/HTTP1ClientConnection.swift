@@ -39,8 +39,12 @@ final class HTTP1ClientConnection {
     var timeline = ConnectionTimeline()
     /// The connected socket, once the connector handed it over; `nil` after closing.
     var socket: Socket?
-    /// The TLS session, for `https`.
+    /// The TLS session whose plaintext is HTTP: to the origin for `https`, or to an `https://`
+    /// proxy that forwards plain `http` requests.
     var tls: TLSClientSession?
+    /// The TLS session to an `https://` proxy that carries a tunnel (the origin's TLS session,
+    /// ``tls``, runs inside it); `nil` otherwise.
+    var proxyTLS: TLSClientSession?
     /// The epoll interest registered for the socket.
     private var interest = EventLoop.Interest.none
     /// Finds and connects the socket while the machine is connecting.
@@ -70,7 +74,8 @@ final class HTTP1ClientConnection {
         self.settings = settings
         self.tlsContext = tlsContext
         self.machine = HTTP1ConnectionStateMachine(
-            configuration: .init(origin: "\(key)", usesTLS: tlsContext != nil, tunnels: key.tunnels, settings: settings))
+            configuration: .init(origin: "\(key)", usesTLS: tlsContext != nil || (key.tlsToProxy && key.forwardsThroughProxy),
+                                 tunnels: key.tunnels, settings: settings))
         settings.census.connection(1)
     }
 
@@ -129,7 +134,7 @@ final class HTTP1ClientConnection {
         try? socket.setNoDelay()
         let now = EventLoop.now()
         timeline.connectEnd = now
-        if tlsContext != nil { timeline.handshakeStart = now }
+        if tlsContext != nil || key.tlsToProxy { timeline.handshakeStart = now }
         perform(machine.connected(at: now))
     }
 
@@ -192,7 +197,7 @@ final class HTTP1ClientConnection {
         guard !tornDown else { return }
         if graceful, let tls, let socket {
             tls.close()
-            if let bytes = tls.takeCiphertext() {
+            if let bytes = wrappedForProxy(tls.takeCiphertext()) {
                 _ = bytes.withUnsafeBytes { buffer in Result { () throws(SocketError) in try socket.write(buffer) } }
             }
         }
@@ -210,6 +215,7 @@ final class HTTP1ClientConnection {
         watchdog = nil
         watchdogDeadline = 0
         tls = nil
+        proxyTLS = nil
         tunnel = nil
         cipherOut = []
         selfBound = nil

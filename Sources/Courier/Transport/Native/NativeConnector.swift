@@ -46,6 +46,10 @@ final class NativeConnector {
         let bound = LoopBound(self, on: loop)
         self.completion = completion
         selfBound = bound
+        if let path = key.unixSocketPath {
+            connectUnixSocket(path)
+            return
+        }
         let hop = key.firstHop
         if let known = settings.resolver.knownAddresses(host: hop.host, port: hop.port) {
             perform(machine.resolved(known))
@@ -67,6 +71,14 @@ final class NativeConnector {
         completion = nil
         perform(machine.cancel())
         finish()
+    }
+
+    /// Connects to a Unix domain socket: no name to resolve and no race, since it connects or
+    /// fails at once.
+    private func connectUnixSocket(_ path: String) {
+        timeline.connectStart = EventLoop.now()
+        let result = Result { () throws(SocketError) in try Socket.connect(unixPath: path) }
+        report(result.mapError { NativeErrors.unixSocket($0, path: path, key: key) })
     }
 
     private func resolved(_ result: Result<[SocketAddress], SocketError>) {

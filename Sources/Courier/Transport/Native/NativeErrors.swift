@@ -1,6 +1,7 @@
 import CourierHTTP1
 import CourierTLS
 import CourierWire
+import Foundation
 
 /// Turns the errors of the wire, HTTP/1.1 and TLS layers into Courier's one error type, keeping
 /// the original as ``HTTPConnectionError/underlying``.
@@ -15,6 +16,40 @@ enum NativeErrors {
             return .cannotResolveHost.with(detail: "\(key.host): \(error.message)", underlying: error)
         }
         return .cannotConnect.with(detail: "\(key): \(error.message)", underlying: error)
+    }
+
+    /// A failed connect to the Unix domain socket at `path`: missing, forbidden, not a socket, or
+    /// nothing listening on it.
+    static func unixSocket(_ error: SocketError, path: String, key: NativePoolKey) -> HTTPConnectionError {
+        let detail = "unix:\(path) (for \(key.secure ? "https" : "http")://\(key.host)): \(error.message)"
+        switch error.errno {
+        case ENOENT, ENOTDIR:
+            return .unixSocketNotFound.with(detail: detail, underlying: error)
+        case EACCES, EPERM:
+            return .unixSocketPermissionDenied.with(detail: detail, underlying: error)
+        case ECONNREFUSED:
+            // Linux refuses a connect to a file that is not a socket, and to a socket nobody listens on.
+            let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+            if let type, type != .typeSocket {
+                return .notAUnixSocket.with(detail: "unix:\(path) is a \(Self.describe(type)), not a socket", underlying: error)
+            }
+            return .cannotConnect.with(detail: "nothing listens on \(detail)", underlying: error)
+        case ENAMETOOLONG, EINVAL:
+            return .invalidURL.with(detail: detail, underlying: error)
+        default:
+            return .cannotConnect.with(detail: detail, underlying: error)
+        }
+    }
+
+    /// "regular file", "directory", … for a file type in an error's detail.
+    private static func describe(_ type: FileAttributeType) -> String {
+        switch type {
+        case .typeRegular: "regular file"
+        case .typeDirectory: "directory"
+        case .typeSymbolicLink: "symbolic link"
+        case .typeCharacterSpecial, .typeBlockSpecial: "device"
+        default: "file that is not a socket"
+        }
     }
 
     /// A malformed or oversized response, or a body that could not be decoded.

@@ -18,13 +18,15 @@ struct NativeRequestTarget: Sendable {
     /// when the request goes direct or through a tunnel, so it never reaches an origin).
     let proxyAuthorization: String?
 
-    /// Takes `url` apart and picks its proxy.
+    /// Takes `url` apart and picks its Unix socket route or its proxy.
     /// - Parameters:
     ///   - url: an absolute `http` or `https` URL.
     ///   - proxies: the proxy settings. Default: none (direct).
+    ///   - unixSockets: the hosts reached over Unix sockets; a route that matches wins over the
+    ///     proxy settings. Default: none.
     /// - Throws: ``HTTPConnectionError/invalidURL`` for another scheme, a missing host, a bad
     ///   port, or an unusable proxy setting for the URL.
-    init(url: URL, proxies: ProxyConfiguration = .none) throws(HTTPConnectionError) {
+    init(url: URL, proxies: ProxyConfiguration = .none, unixSockets: [NativeTransport.UnixSocketRoute] = []) throws(HTTPConnectionError) {
         let text = url.absoluteString
         let bytes = text.utf8
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
@@ -68,8 +70,9 @@ struct NativeRequestTarget: Sendable {
             port = value
         }
         let host = hostPart.lowercased()
-        let proxy = try proxies.proxy(secure: secure, host: host)
-        key = NativePoolKey(secure: secure, host: host, port: port, proxy: proxy)
+        let route = unixSockets.first { $0.matches(host: host, port: port) }
+        let proxy = route == nil ? try proxies.proxy(secure: secure, host: host) : nil
+        key = NativePoolKey(secure: secure, host: host, port: port, proxy: proxy, unixSocketPath: route?.path)
         hostField = String(authority)
 
         var rest = authorityAndRest[authorityEnd...]
@@ -84,6 +87,23 @@ struct NativeRequestTarget: Sendable {
         }
     }
 
+    /// The same target through the same proxy with other `credentials`: another pool, since the
+    /// key holds the credentials, and another `Proxy-Authorization` for a forwarded request.
+    func withProxyCredentials(_ credentials: ProxyCredentials?) -> NativeRequestTarget {
+        guard let proxy = key.proxy else { return self }
+        let changed = proxy.with(credentials: credentials)
+        return NativeRequestTarget(key: NativePoolKey(secure: key.secure, host: key.host, port: key.port, proxy: changed),
+                                   hostField: hostField, path: path,
+                                   proxyAuthorization: key.forwardsThroughProxy ? credentials?.basicAuthorization : nil)
+    }
+
+    private init(key: NativePoolKey, hostField: String, path: String, proxyAuthorization: String?) {
+        self.key = key
+        self.hostField = hostField
+        self.path = path
+        self.proxyAuthorization = proxyAuthorization
+    }
+
     /// The error for a URL the transport cannot use, its secrets redacted.
     private static func invalid(_ url: URL, _ reason: String) -> HTTPConnectionError {
         .invalidURL.with(detail: "'\(Redaction.url(url))': \(reason)")
@@ -91,7 +111,7 @@ struct NativeRequestTarget: Sendable {
 }
 
 /// Identifies one connection pool: connections are shared only between requests to the same
-/// scheme, host and port through the same proxy (or none).
+/// scheme, host and port through the same proxy (or none), or over the same Unix socket.
 struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether connections use TLS (`https`).
     let secure: Bool
@@ -101,13 +121,17 @@ struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     let port: Int
     /// The proxy the connections go through; `nil` for direct connections.
     let proxy: Proxy?
+    /// The Unix domain socket the connections go to instead of TCP; `nil` for TCP.
+    let unixSocketPath: String?
 
-    /// A key for the origin `host`:`port`, reached through `proxy` (or direct).
-    init(secure: Bool, host: String, port: Int, proxy: Proxy? = nil) {
+    /// A key for the origin `host`:`port`, reached through `proxy` (or direct), or over the Unix
+    /// socket at `unixSocketPath`.
+    init(secure: Bool, host: String, port: Int, proxy: Proxy? = nil, unixSocketPath: String? = nil) {
         self.secure = secure
         self.host = host
         self.port = port
         self.proxy = proxy
+        self.unixSocketPath = unixSocketPath
     }
 
     /// Where the TCP connection goes: the proxy, or the origin.
@@ -118,7 +142,12 @@ struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether an HTTP proxy forwards the requests (plain `http` through an HTTP proxy): the
     /// connection goes to the proxy, and requests are written in absolute form.
     var forwardsThroughProxy: Bool {
-        proxy?.kind == .http && !secure
+        proxy?.speaksHTTP == true && !secure
+    }
+
+    /// Whether the connection runs TLS to the proxy (an ``Proxy/Kind/https`` proxy) before anything else.
+    var tlsToProxy: Bool {
+        proxy?.kind == .https
     }
 
     /// Whether the connection opens a tunnel to the origin through the proxy before anything
@@ -128,10 +157,10 @@ struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `"https://example.com:443"`, followed by `" via http://proxy:3128"` through a proxy
-    /// (never the proxy's credentials).
+    /// (never the proxy's credentials), or `" via unix:/path"` over a Unix socket.
     var description: String {
         let shown = host.contains(":") ? "[\(host)]" : host
-        let via = proxy.map { " via \($0)" } ?? ""
+        let via = proxy.map { " via \($0)" } ?? unixSocketPath.map { " via unix:\($0)" } ?? ""
         return "\(secure ? "https" : "http")://\(shown):\(port)\(via)"
     }
 }

@@ -18,8 +18,12 @@ struct NativeSettings: Sendable {
     let connectionAttemptDelay: Duration
     /// Which proxy each request goes through.
     let proxies: ProxyConfiguration
+    /// Hosts reached over Unix domain sockets.
+    let unixSockets: [NativeTransport.UnixSocketRoute]
     /// Live pools and connections of the transport these settings belong to.
     let census = NativeCensus()
+    /// The TLS contexts of `https://` proxies.
+    let proxyTLS = ProxyTLSContexts()
 
     init(_ configuration: NativeTransport.Configuration) {
         maxConnectionsPerHost = max(configuration.maxConnectionsPerHost, 1)
@@ -35,5 +39,6 @@ struct NativeSettings: Sendable {
         })
         connectionAttemptDelay = configuration.connectionAttemptDelay
         proxies = configuration.proxy
+        unixSockets = configuration.unixSockets
     }
 }

@@ -41,9 +41,19 @@ extension NativeTransport {
         /// Which proxy each request goes through (``ProxyConfiguration``). Default: the process
         /// environment's `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy`, by curl's rules,
         /// read when the configuration is created (``ProxyConfiguration/environment(_:)``), as
-        /// curl, reqwest and Go's `net/http` do; set ``ProxyConfiguration/none`` to ignore them.
-        /// Connections through a proxy are pooled apart from direct ones.
+        /// curl, reqwest and Go's `net/http` do, except that loopback hosts go direct
+        /// (``ProxyConfiguration/bypassesLoopback``); set ``ProxyConfiguration/none`` to ignore
+        /// them. Connections through a proxy are pooled apart from direct ones.
         public var proxy: ProxyConfiguration = .environment()
+        /// Hosts whose requests go over a Unix domain socket instead of TCP (see
+        /// ``UnixSocketRoute``); the first route that matches a request's host and port wins, and
+        /// the proxy settings do not apply to it. Default: none.
+        public var unixSockets: [UnixSocketRoute] = []
+        /// Supplies fresh credentials when an HTTP proxy answers `407` (see
+        /// ``ProxyAuthenticator``): the requests for that proxy wait for one refresh and are sent
+        /// again. Requests sent with ``NativeTransport/stream(_:observer:)`` do not wait: their
+        /// `407` ends them. Default: `nil` (a `407` ends the request).
+        public var proxyAuthenticator: (any ProxyAuthenticator)? = nil
 
         /// Creates a configuration; every parameter has the default documented on its property.
         /// - Parameters:

@@ -62,6 +62,8 @@ public final class NativeTransport: Transport {
     private let contexts: [LoopBound<NativeLoopContext>]
     private let state = Mutex(State())
     private let tls: NativeTLSProvider
+    /// The proxy re-authentication queues, when a ``Configuration/proxyAuthenticator`` is set.
+    let proxyAuthentication: ProxyAuthenticationRegistry?
     /// Requests sent and not yet answered with a head (a hint for ``preferredTaskExecutor(for:)``).
     private let inFlight = Atomic<Int>(0)
 
@@ -72,6 +74,7 @@ public final class NativeTransport: Transport {
         self.configuration = configuration
         self.settings = NativeSettings(configuration)
         self.tls = NativeTLSProvider(options: configuration.tls)
+        self.proxyAuthentication = configuration.proxyAuthenticator.map(ProxyAuthenticationRegistry.init)
         do {
             let group = try EventLoopGroup(count: max(configuration.loopCount, 1), name: "courier-http")
             self.group = group
@@ -117,7 +120,16 @@ public final class NativeTransport: Transport {
     /// - Returns: the response, whatever its status.
     /// - Throws: ``HTTPConnectionError`` (see the kinds listed in the type's documentation).
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
-        try await exchange(request, observer: observer, stream: nil)
+        let target = try target(for: request.url)
+        if let registry = proxyAuthentication, let proxy = target.key.proxy, proxy.speaksHTTP {
+            return try await sendAuthenticatingProxy(request, target: target, proxy: proxy, registry: registry, observer: observer)
+        }
+        return try await exchange(request, target: target, observer: observer, stream: nil)
+    }
+
+    /// Where a request to `url` goes: its Unix socket route or proxy, and its pool.
+    func target(for url: URL) throws(HTTPConnectionError) -> NativeRequestTarget {
+        try NativeRequestTarget(url: url, proxies: settings.proxies, unixSockets: settings.unixSockets)
     }
 
     /// Sends one request over a pooled connection and returns when the response head arrives;
@@ -131,17 +143,16 @@ public final class NativeTransport: Transport {
     /// - Throws: ``HTTPConnectionError``, as ``send(_:observer:)`` until the head.
     public func stream(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
         let buffer = BodyStreamBuffer()
-        let response = try await exchange(request, observer: observer, stream: buffer)
+        let response = try await exchange(request, target: try target(for: request.url), observer: observer, stream: buffer)
         return HTTPStreamingResponse(head: HTTPResponse.Head(status: response.status, headers: response.headers, url: response.url),
                                      body: HTTPBodyStream(buffer: buffer))
     }
 
-    /// Runs one exchange on the pool's loop; with a `stream`, it returns at the head.
-    private func exchange(_ request: TransportRequest, observer: any TransportObserver,
-                          stream: BodyStreamBuffer?) async throws(HTTPConnectionError) -> HTTPResponse {
+    /// Runs one exchange to `target` on the pool's loop; with a `stream`, it returns at the head.
+    func exchange(_ request: TransportRequest, target: NativeRequestTarget, observer: any TransportObserver,
+                  stream: BodyStreamBuffer?) async throws(HTTPConnectionError) -> HTTPResponse {
         inFlight.add(1, ordering: .relaxed)
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        let target = try NativeRequestTarget(url: request.url, proxies: settings.proxies)
         let handle = try pool(for: target.key)
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
         let pool = handle.pool
@@ -192,7 +203,7 @@ public final class NativeTransport: Transport {
     public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? {
         guard startupError == nil, !contexts.isEmpty, inFlight.load(ordering: .relaxed) == 0 else { return nil }
         if contexts.count == 1 { return contexts[0].loop }
-        let key = origin.flatMap { try? NativeRequestTarget(url: $0, proxies: settings.proxies).key }
+        let key = origin.flatMap { try? target(for: $0).key }
         return state.withLock { state -> EventLoop? in
             if state.isShutDown { return nil }
             if let key, let handle = state.pools[key] { return handle.loop }

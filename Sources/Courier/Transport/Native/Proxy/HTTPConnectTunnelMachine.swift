@@ -1,4 +1,5 @@
 import CourierHTTP1
+import Foundation
 
 /// Opens a tunnel through an HTTP proxy with `CONNECT host:port` (RFC 9110 §9.3.6), as a value
 /// type: bytes in, ``ProxyTunnelAction`` out. ``HTTP1ClientConnection`` drives it on the socket
@@ -122,7 +123,11 @@ struct HTTPConnectTunnelMachine {
         case 407:
             let offered = head.value(for: "Proxy-Authenticate").map { "; it asks for \(String($0.prefix(80)))" } ?? ""
             let sent = proxy.credentials == nil ? "no credentials were configured" : "the configured credentials were refused"
-            return .proxyAuthenticationRequired.with(detail: "\(answered): \(sent)\(offered)")
+            // The proxy's answer (its head: the challenge) rides along for a ProxyAuthenticator.
+            let response = URL(string: "https://\(authority)/").map {
+                HTTPResponse(status: .init(code: 407, reason: reason), headers: HTTPHeaders(head.fields.map { ($0.name, $0.value) }), url: $0)
+            }
+            return .proxyAuthenticationRequired.with(detail: "\(answered): \(sent)\(offered)", response: response)
         case 403:
             return .proxyForbidden.with(detail: answered)
         case 502, 503, 504:

@@ -6,6 +6,9 @@ import Foundation
 ///   form (`GET http://host/path HTTP/1.1`); `https://` requests go through a `CONNECT host:port`
 ///   tunnel, inside which TLS runs to the origin (SNI and certificate checks against the origin's
 ///   name, never the proxy's).
+/// - ``Kind/https``: the same, with TLS to the proxy first (SNI and certificate checks against
+///   the proxy's name, by the proxy's own ``tls`` options). An `https://` request then runs a
+///   second TLS session, to the origin, inside the first.
 /// - ``Kind/socks5`` and ``Kind/socks5h``: a SOCKS5 proxy (RFC 1928), with username and password
 ///   authentication (RFC 1929) when ``credentials`` are set. `socks5h` sends the host name for
 ///   the proxy to resolve; `socks5` resolves it locally and sends the address.
@@ -17,14 +20,19 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         /// An HTTP proxy (forwarding for `http://`, `CONNECT` for `https://`).
         case http
+        /// An HTTP proxy reached over TLS.
+        case https
         /// SOCKS5; the client resolves host names and sends addresses.
         case socks5
         /// SOCKS5; the proxy resolves host names (the name is sent as it is).
         case socks5h
     }
 
-    /// The port used when a proxy URL has none: 1080, as curl does for every kind of proxy.
+    /// The port used when a proxy URL has none: 1080, as curl does, except for ``Kind/https``
+    /// proxies (``defaultTLSPort``).
     public static let defaultPort = 1080
+    /// The port of an ``Kind/https`` proxy without one: 443, as curl does.
+    public static let defaultTLSPort = 443
 
     /// The protocol spoken to the proxy.
     public let kind: Kind
@@ -34,37 +42,50 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public let port: Int
     /// The credentials the proxy is given, if any.
     public let credentials: ProxyCredentials?
+    /// How an ``Kind/https`` proxy's certificate is verified (against the proxy's name), and the
+    /// client certificate it is shown, if any; independent of the origins' ``TLSOptions``.
+    /// Unused for other kinds.
+    public let tls: TLSOptions
 
     /// A proxy at `host` and `port`.
     /// - Parameters:
     ///   - kind: the protocol spoken to the proxy.
     ///   - host: its host name or address (an IPv6 address with or without brackets).
-    ///   - port: its port. Default: ``defaultPort``.
+    ///   - port: its port. Default: ``defaultTLSPort`` for ``Kind/https``, else ``defaultPort``.
     ///   - credentials: the username and password it is given. Default: none.
-    public init(_ kind: Kind, host: String, port: Int = Proxy.defaultPort, credentials: ProxyCredentials? = nil) {
+    ///   - tls: how an ``Kind/https`` proxy is verified. Default: `TLSOptions()` (the system's
+    ///     trust store, chain and host name checks).
+    public init(_ kind: Kind, host: String, port: Int? = nil, credentials: ProxyCredentials? = nil, tls: TLSOptions = TLSOptions()) {
         self.kind = kind
         var name = Substring(host)
         if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
         self.host = name.lowercased()
-        self.port = port
+        self.port = port ?? (kind == .https ? Proxy.defaultTLSPort : Proxy.defaultPort)
         self.credentials = credentials
+        self.tls = tls
     }
+
+    /// Whether HTTP is spoken to the proxy (``Kind/http`` or ``Kind/https``), rather than SOCKS5.
+    public var speaksHTTP: Bool { kind == .http || kind == .https }
 
     /// Parses a proxy URL as curl does: `[scheme://][user:password@]host[:port][/]`.
     ///
-    /// Without a scheme the proxy is an HTTP proxy; without a port it is ``defaultPort``. The
-    /// user and password are percent-decoded. The schemes are `http`, `socks5` and `socks5h`
-    /// (case-insensitive); `https` (TLS to the proxy) and `socks4`/`socks4a` are not supported.
-    /// - Parameter url: the proxy URL, e.g. `http://user:secret@proxy.example:3128`.
+    /// Without a scheme the proxy is an HTTP proxy; without a port it is ``defaultPort`` (443 for
+    /// `https`). The user and password are percent-decoded. The schemes are `http`, `https` (TLS
+    /// to the proxy, verified with `tls`), `socks5` and `socks5h` (case-insensitive);
+    /// `socks4`/`socks4a` are not supported.
+    /// - Parameters:
+    ///   - url: the proxy URL, e.g. `http://user:secret@proxy.example:3128`.
+    ///   - tls: how an `https` proxy is verified. Default: `TLSOptions()`.
     /// - Throws: ``HTTPConnectionError/invalidURL`` for an unsupported scheme, a missing host, a
     ///   bad port or a path; the detail never contains the credentials.
-    public init(url: String) throws(HTTPConnectionError) {
+    public init(url: String, tls: TLSOptions = TLSOptions()) throws(HTTPConnectionError) {
         var rest = Substring(url.trimmingCharacters(in: .whitespaces))
         var kind = Kind.http
         if let range = rest.range(of: "://") {
             let scheme = rest[..<range.lowerBound].lowercased()
             guard let known = Kind(rawValue: scheme) else {
-                throw Self.invalid("the proxy scheme '\(scheme)' is not supported (http, socks5 and socks5h are)")
+                throw Self.invalid("the proxy scheme '\(scheme)' is not supported (http, https, socks5 and socks5h are)")
             }
             kind = known
             rest = rest[range.upperBound...]
@@ -94,14 +115,14 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
             portText = rest[rest.index(after: colon)...]
         }
         guard !host.isEmpty else { throw Self.invalid("no proxy host") }
-        var port = Proxy.defaultPort
+        var port = kind == .https ? Proxy.defaultTLSPort : Proxy.defaultPort
         if !portText.isEmpty {
             guard portText.utf8.count <= 5, let value = Int(portText), (1...65535).contains(value) else {
                 throw Self.invalid("the proxy port '\(portText)' is not 1...65535")
             }
             port = value
         }
-        self.init(kind, host: String(host), port: port, credentials: credentials)
+        self.init(kind, host: String(host), port: port, credentials: credentials, tls: tls)
     }
 
     /// `"http://proxy.example:3128"`: the kind, host and port, never the credentials.

@@ -1,3 +1,4 @@
+import CourierWire
 import Foundation
 
 /// Which proxy, if any, the native transport uses for each request
@@ -24,14 +25,25 @@ public struct ProxyConfiguration: Sendable, Hashable {
     let https: Slot
     /// The hosts that go direct.
     public let noProxy: NoProxyList
+    /// Whether requests to a loopback host go direct whatever the slots say: `localhost` and
+    /// names ending in `.localhost` (RFC 6761), `127.0.0.0/8`, `::1` and `::ffff:127.0.0.0/104`.
+    ///
+    /// ``environment(_:)`` turns it on, as Go's `net/http` does: a proxy named by the environment
+    /// runs elsewhere, where this machine's loopback cannot be reached, so sending local traffic
+    /// to it is never what was meant (and a test server on 127.0.0.1 would break wherever CI
+    /// exports `https_proxy`). The explicit initializers leave it off: a proxy the code names
+    /// itself applies to loopback hosts too (a local debugging proxy, a test's own squid). Set
+    /// it either way. curl has no such rule; it wants `localhost` in `no_proxy`.
+    public var bypassesLoopback: Bool
 
     /// No proxy: every request goes direct.
-    public static let none = ProxyConfiguration(http: Slot.direct, https: .direct, noProxy: NoProxyList())
+    public static let none = ProxyConfiguration(http: Slot.direct, https: .direct, noProxy: NoProxyList(), bypassesLoopback: false)
 
-    private init(http: Slot, https: Slot, noProxy: NoProxyList) {
+    private init(http: Slot, https: Slot, noProxy: NoProxyList, bypassesLoopback: Bool) {
         self.http = http
         self.https = https
         self.noProxy = noProxy
+        self.bypassesLoopback = bypassesLoopback
     }
 
     /// Explicit proxies per scheme.
@@ -40,7 +52,8 @@ public struct ProxyConfiguration: Sendable, Hashable {
     ///   - https: the proxy for `https://` URLs; `nil` for direct.
     ///   - noProxy: the hosts that go direct (``NoProxyList``). Default: none.
     public init(http: Proxy?, https: Proxy?, noProxy: NoProxyList = NoProxyList()) {
-        self.init(http: http.map(Slot.proxy) ?? .direct, https: https.map(Slot.proxy) ?? .direct, noProxy: noProxy)
+        self.init(http: http.map(Slot.proxy) ?? .direct, https: https.map(Slot.proxy) ?? .direct, noProxy: noProxy,
+                  bypassesLoopback: false)
     }
 
     /// One proxy for every URL.
@@ -58,9 +71,10 @@ public struct ProxyConfiguration: Sendable, Hashable {
     /// - Without those, both use `all_proxy`, else `ALL_PROXY`.
     /// - `no_proxy`, else `NO_PROXY`, lists the hosts that go direct (``NoProxyList``).
     /// - An empty variable counts as unset.
+    /// - Unlike curl, loopback hosts go direct (``bypassesLoopback``), as in Go's `net/http`.
     ///
-    /// A proxy URL is read by ``Proxy/init(url:)``. One that cannot be used (`https://` or
-    /// `socks4://` proxies, a bad port) makes the requests it would carry fail with
+    /// A proxy URL is read by ``Proxy/init(url:tls:)`` (an `https://` proxy is verified with the
+    /// default ``TLSOptions``). One that cannot be used (a `socks4://` proxy, a bad port) makes the requests it would carry fail with
     /// ``HTTPConnectionError/invalidURL`` instead of going direct.
     /// - Parameter environment: the variables. Default: this process's environment, read now.
     /// - Returns: the configuration.
@@ -73,7 +87,8 @@ public struct ProxyConfiguration: Sendable, Hashable {
         let http = value("http_proxy") ?? all
         let https = value("https_proxy") ?? value("HTTPS_PROXY") ?? all
         let noProxy = value("no_proxy") ?? value("NO_PROXY")
-        return ProxyConfiguration(http: slot(http), https: slot(https), noProxy: NoProxyList(noProxy?.value ?? ""))
+        return ProxyConfiguration(http: slot(http), https: slot(https), noProxy: NoProxyList(noProxy?.value ?? ""),
+                                  bypassesLoopback: true)
     }
 
     /// A variable's slot.
@@ -96,6 +111,7 @@ public struct ProxyConfiguration: Sendable, Hashable {
 
     /// The proxy for a request to `host` over `https` (`secure`) or `http`, or `nil` for direct.
     func proxy(secure: Bool, host: String) throws(HTTPConnectionError) -> Proxy? {
+        if bypassesLoopback && Self.isLoopback(host) { return nil }
         switch secure ? https : http {
         case .direct:
             return nil
@@ -105,5 +121,19 @@ public struct ProxyConfiguration: Sendable, Hashable {
             if noProxy.matches(host: host) { return nil }
             throw .invalidURL.with(detail: "the proxy in \(variable) cannot be used: \(reason)")
         }
+    }
+
+    /// Whether `host` names this machine's loopback: `localhost`, a name ending in `.localhost`,
+    /// an address in `127.0.0.0/8`, `::1`, or an IPv4-mapped loopback address.
+    static func isLoopback(_ host: String) -> Bool {
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        if name == "localhost" || name.hasSuffix(".localhost") { return true }
+        guard let address = SocketAddress(ip: String(name), port: 0) else { return false }
+        let bytes = address.addressBytes
+        if address.family == .ipv4 { return bytes[0] == 127 }
+        if bytes == [UInt8](repeating: 0, count: 15) + [1] { return true }
+        return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
     }
 }

@@ -1,0 +1,121 @@
+@testable import Courier
+import CourierTestServer
+import CourierTLS
+import Foundation
+import Testing
+
+/// The native transport through an `https://` proxy: squid listening with TLS (`https_port`,
+/// Debian's squid is built with GnuTLS, which serves it), its certificate made at test time.
+@Suite("Native transport: proxies reached over TLS (squid https_port)")
+struct NativeTransportHTTPSProxyTests {
+    static let page = Data(String(repeating: "inside two TLS sessions ", count: 3000).utf8)
+
+    private func transport(_ leaks: LeakCheck, _ proxy: Proxy, tls: TLSOptions) -> NativeTransport {
+        var configuration = NativeTransport.Configuration(tls: tls)
+        configuration.proxy = ProxyConfiguration(all: proxy)
+        return leaks.native(configuration)
+    }
+
+    @Test("http forwarded over TLS to the proxy; https in a CONNECT tunnel with a second TLS session, verified against the origin's name",
+          .enabled(if: ProxyPeer.squidInstalled && Nginx.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func squidOverTLS() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tls: certificates.valid)
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let nginx = try await Nginx.start(files: ["page.txt": Self.page], tls: (certificates.valid.certificate, certificates.valid.key))
+        defer { nginx.stop() }
+        let wrong = try await Nginx.start(files: ["page.txt": Self.page], tls: (certificates.wrongHost.certificate, certificates.wrongHost.key))
+        defer { wrong.stop() }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            leaks.watch(port: squid.port)
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
+            defer { transport.shutdown() }
+            for _ in 0..<2 {
+                let echo = try JSONDecoder().decode(Echo.self, from: try await fetch(transport, server.url("/echo/plain")).body)
+                #expect(echo.path == "/echo/plain")
+                #expect(echo.header("Via")?.contains("squid") == true, "\(echo.headers)")
+            }
+            for _ in 0..<2 {
+                #expect(try await fetch(transport, nginx.url("/page.txt")).body == Self.page)
+            }
+            #expect(try await fetch(transport, URL(string: "https://localhost:\(nginx.port)/page.txt")!).body == Self.page)
+            let mismatch = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, wrong.url("/page.txt")) }
+            #expect(mismatch == .hostnameMismatch, "the origin's own check, inside the tunnel: \(String(describing: mismatch))")
+            transport.shutdown()  // squid logs a tunnel when it closes
+            #expect(await eventually(timeout: .seconds(5)) {
+                squid.requestLog.contains("GET http://127.0.0.1:\(server.port)/echo/plain")
+                    && squid.requestLog.contains("CONNECT 127.0.0.1:\(nginx.port)")
+                    && squid.requestLog.contains("CONNECT localhost:\(nginx.port)")
+            }, "\(squid.requestLog)")
+        }
+    }
+
+    @Test("the proxy's certificate is checked with the proxy's own TLS options, not the origins': proxyTLSFailed",
+          .enabled(if: ProxyPeer.squidInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func proxyCertificateUntrusted() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tls: certificates.valid)
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            leaks.watch(server)
+            leaks.watch(port: squid.port)
+            // The origins' trust roots hold the CA; the proxy's (the system's) do not.
+            let transport = transport(leaks, squid.proxy(.https, credentials: ProxyCredentials(username: "u", password: "pw-secret")),
+                                      tls: TLSOptions(trustRoots: .pem(certificates.caPEM)))
+            defer { transport.shutdown() }
+            for url in [server.url("/echo"), URL(string: "https://127.0.0.1:\(server.port)/")!] {
+                let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, url) }
+                #expect(error == .proxyTLSFailed, "\(url): \(String(describing: error))")
+                #expect(error?.detail?.contains("https://127.0.0.1:\(squid.port)") == true, "\(String(describing: error?.detail))")
+                #expect(error?.description.contains("pw-secret") == false)
+            }
+            #expect(server.requestCount(path: "/echo") == 0)
+        }
+    }
+
+    @Test("a proxy whose certificate names another host: proxyTLSFailed (checked against the proxy's name)",
+          .enabled(if: ProxyPeer.squidInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func proxyCertificateForAnotherHost() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tls: certificates.wrongHost)
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        await withLeakCheck { leaks in
+            leaks.watch(server)
+            leaks.watch(port: squid.port)
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
+            defer { transport.shutdown() }
+            let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, server.url("/echo")) }
+            #expect(error == .proxyTLSFailed, "\(String(describing: error))")
+            #expect((error?.underlying as? TLSError) == .hostnameMismatch, "\(String(describing: error?.underlying))")
+        }
+    }
+
+    @Test("an https:// proxy URL: port 443 by default, TLS options carried, described without credentials")
+    func proxyURL() throws {
+        let options = TLSOptions(trustRoots: .pem(Data("not used here".utf8)))
+        let proxy = try Proxy(url: "https://user:pw@Proxy.Example", tls: options)
+        #expect(proxy.kind == .https && proxy.port == 443 && proxy.host == "proxy.example" && proxy.tls == options)
+        #expect(proxy.description == "https://proxy.example:443")
+        #expect(Proxy(.https, host: "p").port == 443 && Proxy(.http, host: "p").port == 1080)
+        let fromEnvironment = try ProxyConfiguration.environment(["https_proxy": "https://proxy.example:8443"])
+            .proxy(for: URL(string: "https://example.com/")!)
+        #expect(fromEnvironment?.kind == .https && fromEnvironment?.port == 8443)
+        let forwarded = try NativeRequestTarget(url: URL(string: "http://example.com/a")!, proxies: ProxyConfiguration(all: proxy))
+        #expect(forwarded.key.forwardsThroughProxy && forwarded.key.tlsToProxy && !forwarded.key.tunnels)
+        #expect(forwarded.path == "http://example.com/a" && forwarded.proxyAuthorization != nil)
+        let tunnelled = try NativeRequestTarget(url: URL(string: "https://example.com/a")!, proxies: ProxyConfiguration(all: proxy))
+        #expect(tunnelled.key.tunnels && tunnelled.key.tlsToProxy && tunnelled.proxyAuthorization == nil)
+    }
+}
