@@ -40,6 +40,10 @@ extension HTTPConnection {
         public var cookieJar: CookieJar? = nil
         /// Records every exchange on the wire as an HTTP Archive, credentials redacted; `nil` by default.
         public var harRecorder: HARRecorder? = nil
+        /// The decoder ``HTTPResponse/decode(_:decoder:)`` uses for this connection's responses
+        /// when it is given none; a plain `JSONDecoder()` by default. Set its strategies (dates,
+        /// keys) once here instead of at every call. Do not change it once the connection exists.
+        public var decoder: JSONDecoder = JSONDecoder()
 
         /// Creates a configuration with every setting at its default.
         public init(

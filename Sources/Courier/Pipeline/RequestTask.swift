@@ -21,6 +21,7 @@ final class RequestTask: Sendable {
     private let pipeline: RequestPipeline
     private let callbacks: RequestCallbacks
     private let monitor: EventMonitor?
+    private let decoder: JSONDecoder
     private let reference: Mutex<ConnectionReference?>
     private let state = Mutex<State>(.created)
     private let deadlineTimer = Mutex<DeadlineTimer?>(nil)
@@ -38,6 +39,7 @@ final class RequestTask: Sendable {
         self.pipeline = connection.pipeline
         self.callbackQueue = connection.callbackQueue
         self.monitor = connection.eventMonitor
+        self.decoder = connection.decoder
         self.callbacks = callbacks
         self.reference = Mutex(lifetime == .managed ? .strong(connection) : .weak(connection))
     }
@@ -83,6 +85,7 @@ final class RequestTask: Sendable {
             var response = try await pipeline.send(plan.transportRequest, context: context)
             if streams { return handOut(response, validation: validation) }
             response.metrics = metrics.snapshot()
+            response.decoder = decoder
             end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
         } catch {
             end(.failure(error), notify: true)
@@ -186,6 +189,9 @@ final class RequestTask: Sendable {
             })
         }
         guard notify, let connection else { return }
+        if case .failure(let error) = result, error != .cancelled, !callbacks.hearsFailures, connection.delegate == nil {
+            connection.reportUnhandledFailure(id, error)
+        }
         guard connection.delegate != nil || callbacks.hasClosures || request.onUploadProgress != nil else {
             // An `async` caller with no delegate and no closure: nobody is left to tell, and no
             // event may reach a delegate set from now on. (With a closure, the hop below runs

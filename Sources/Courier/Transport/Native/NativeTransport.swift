@@ -132,7 +132,7 @@ public final class NativeTransport: Transport {
     public func stream(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
         let buffer = BodyStreamBuffer()
         let response = try await exchange(request, observer: observer, stream: buffer)
-        return HTTPStreamingResponse(head: HTTPResponse.Head(status: response.status, headers: response.headers, url: response.url),
+        return HTTPStreamingResponse(head: response.head,
                                      body: HTTPBodyStream(buffer: buffer))
     }
 
