@@ -42,9 +42,9 @@ let package = Package(
         // A loopback HTTP server that misbehaves on demand, for Courier's tests and its users'.
         .target(name: "CourierTestServer", dependencies: ["HTTPServerCore"]),
         // The ChatCave chat client, layered on Courier.
-        .target(name: "ChatCave", dependencies: ["Courier"]),
+        .target(name: "ChatCave", dependencies: ["Courier", "CourierHTTP1"]),
         // The reference ChatCave server, on the neutral server core, keeping its data in SQLite.
-        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierTLS", "CSQLite"]),
+        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierHTTP1", "CourierTLS", "CSQLite"]),
         // The command-line program's commands and demo, as a library so that tests can run them in-process.
         .target(name: "ChatCaveCLI", dependencies: ["Courier", "ChatCave", "ChatCaveServer"]),
         // The command-line program: serve, demo, and client commands.
