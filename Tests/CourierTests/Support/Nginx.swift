@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -41,7 +42,7 @@ final class Nginx: Sendable {
     ///   - ipv6: whether to listen on `[::1]` too, on the same port.
     init(files: [String: Data] = [:], server: String = "", http: String = "",
          tls: (certificate: String, key: String)? = nil, host: String = "127.0.0.1", ipv6: Bool = false) throws {
-        guard let executable = Nginx.executable else { throw NginxError("nginx is not installed") }
+        guard let executable = Nginx.executable else { throw PeerError("nginx is not installed") }
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("courier-nginx-\(UUID().uuidString)")
         let manager = FileManager.default
         try manager.createDirectory(at: directory.appendingPathComponent("html"), withIntermediateDirectories: true)
@@ -51,10 +52,10 @@ final class Nginx: Sendable {
             try manager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try data.write(to: url)
         }
-        var lastError: Error = NginxError("nginx did not start")
+        var lastError: Error = PeerError("nginx did not start")
         // A port found free may be taken before nginx binds it: try a few.
         for _ in 0..<5 {
-            let port = try Nginx.freePort()
+            let port = try LoopbackPort.free()
             let root = directory.path
             let sixListen = ipv6 ? "listen [::1]:\(port)\(tls == nil ? "" : " ssl");" : ""
             let listen = tls == nil ? "listen 127.0.0.1:\(port); \(sixListen)" : """
@@ -100,7 +101,7 @@ final class Nginx: Sendable {
             }
             child.kill()
             let log = (try? String(contentsOf: directory.appendingPathComponent("logs/error.log"), encoding: .utf8)) ?? ""
-            lastError = NginxError("nginx did not start: \(log)")
+            lastError = PeerError("nginx did not start: \(log)")
         }
         try? manager.removeItem(at: directory)
         throw lastError
@@ -140,30 +141,11 @@ final class Nginx: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// A port that was free a moment ago on 127.0.0.1.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw NginxError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw NginxError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Polls until nginx has bound its port and accepts connections on it (5 s at most), or
     /// the process ends.
     ///
     /// nginx writes its pid file only after it has bound every listening socket. Until then a
-    /// connection to `port` may reach another server that took the port after ``freePort()``
+    /// connection to `port` may reach another server that took the port after ``LoopbackPort/free()``
     /// released it, while nginx retries its `bind()` (seen as a 404 from the wrong server).
     private static func waitUntilListening(port: Int, child: ChildProcess, pidFile: String) -> Bool {
         for _ in 0..<250 {
@@ -188,10 +170,4 @@ final class Nginx: Sendable {
         }
         return false
     }
-}
-
-/// A failure to set up nginx or certificates for a test.
-struct NginxError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

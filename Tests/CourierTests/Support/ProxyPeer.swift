@@ -1,4 +1,5 @@
 import Courier
+import CourierTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -68,7 +69,7 @@ final class ProxyPeer: Sendable {
     }
 
     private convenience init(squidAuthenticated authenticated: Bool) throws {
-        guard let executable = ProxyPeer.squidExecutable else { throw NginxError("squid is not installed") }
+        guard let executable = ProxyPeer.squidExecutable else { throw PeerError("squid is not installed") }
         try self.init(name: "squid", ready: "Accepting HTTP Socket connections") { directory, port in
             var auth = ""
             if authenticated {
@@ -105,7 +106,7 @@ final class ProxyPeer: Sendable {
     }
 
     private convenience init(danteAuthenticated authenticated: Bool) throws {
-        guard let executable = ProxyPeer.danteExecutable else { throw NginxError("dante-server is not installed") }
+        guard let executable = ProxyPeer.danteExecutable else { throw PeerError("dante-server is not installed") }
         try self.init(name: "dante", ready: "running") { directory, port in
             let root = directory.path
             let config = """
@@ -130,9 +131,9 @@ final class ProxyPeer: Sendable {
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("courier-\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o777)  // squid drops to its own user and writes its log here
-        var lastError: Error = NginxError("\(name) did not start")
+        var lastError: Error = PeerError("\(name) did not start")
         for _ in 0..<5 {
-            let port = try Nginx.freePort()
+            let port = try LoopbackPort.free()
             let (executable, arguments, log) = try configure(directory, port)
             try? FileManager.default.removeItem(atPath: log)
             let child = try ChildProcess.spawn(executable, arguments, stdout: directory.appendingPathComponent("stdout").path,
@@ -144,7 +145,7 @@ final class ProxyPeer: Sendable {
             }
             child.kill()
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            lastError = NginxError("\(name) did not start: \(text.suffix(2000))")
+            lastError = PeerError("\(name) did not start: \(text.suffix(2000))")
         }
         try? FileManager.default.removeItem(at: directory)
         throw lastError
