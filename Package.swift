@@ -54,8 +54,8 @@ let package = Package(
         // Testing's parallelization width before the run starts; see the file's comment).
         .target(name: "CTestConcurrency", path: "Tests/CTestConcurrency"),
         // The test suites' one home for shared helpers: polling (`eventually`), blocking work on a
-        // thread of its own, child processes and independent peers (openssl s_server), free ports.
-        .target(name: "CourierTestSupport", dependencies: ["CourierTestServer"], path: "Tests/CourierTestSupport"),
+        // thread of its own, child processes and independent peers (nginx, squid, dante, openssl s_server), free ports.
+        .target(name: "CourierTestSupport", dependencies: ["Courier", "CourierTestServer"], path: "Tests/CourierTestSupport"),
         .testTarget(name: "CourierWireTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierWire", "CLinuxSystem", "CourierTestServer"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP1"]),
         .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP2", "CourierTestServer"]),

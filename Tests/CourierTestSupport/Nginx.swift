@@ -1,4 +1,3 @@
-import CourierTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -10,27 +9,26 @@ import Testing
 ///
 /// Tests that need it are skipped, with a visible reason, when nginx is not installed
 /// (`.enabled(if: Nginx.isInstalled, Nginx.skipReason)`).
-final class Nginx: Sendable {
+package final class Nginx: Sendable {
 
     /// The nginx executable, if installed.
-    static let executable: String? = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx"]
+    package static let executable: String? = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Whether nginx is installed.
-    static var isInstalled: Bool { executable != nil }
+    package static var isInstalled: Bool { executable != nil }
 
     /// Why nginx tests are skipped.
-    static let skipReason: Comment = "nginx is not installed (apt-get install nginx); the nginx conformance tests are skipped"
+    package static let skipReason: Comment = "nginx is not installed (apt-get install nginx); the nginx conformance tests are skipped"
 
     /// The port it listens on.
-    let port: Int
+    package let port: Int
     /// The directory holding its config, logs and document root (`html/`).
-    let directory: URL
-    private let child: ChildProcess
-    private let stopped = Mutex(false)
+    package let directory: URL
+    private let process: RunningPeer
 
     /// `http://127.0.0.1:<port>` or `https://…` for a TLS server.
-    let baseURL: URL
+    package let baseURL: URL
 
     /// Starts nginx.
     /// - Parameters:
@@ -40,7 +38,7 @@ final class Nginx: Sendable {
     ///   - tls: a certificate and key file to serve `https` with.
     ///   - host: the name used in ``baseURL``; `127.0.0.1` by default.
     ///   - ipv6: whether to listen on `[::1]` too, on the same port.
-    init(files: [String: Data] = [:], server: String = "", http: String = "",
+    package init(files: [String: Data] = [:], server: String = "", http: String = "",
          tls: (certificate: String, key: String)? = nil, host: String = "127.0.0.1", ipv6: Bool = false) throws {
         guard let executable = Nginx.executable else { throw PeerError("nginx is not installed") }
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("courier-nginx-\(UUID().uuidString)")
@@ -95,7 +93,7 @@ final class Nginx: Sendable {
             let child = try ChildProcess.spawn(executable, ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/logs/error.log"])
             if Nginx.waitUntilListening(port: port, child: child, pidFile: pidFile) {
                 self.port = port
-                self.child = child
+                self.process = RunningPeer(child: child, directory: directory)
                 self.baseURL = URL(string: "\(tls == nil ? "http" : "https")://\(host):\(port)")!
                 return
             }
@@ -112,13 +110,13 @@ final class Nginx: Sendable {
     }
 
     /// A URL on this server.
-    func url(_ path: String) -> URL {
+    package func url(_ path: String) -> URL {
         URL(string: baseURL.absoluteString + path)!
     }
 
     /// Starts nginx on a thread of its own (see ``blocking(_:)``); the parameters are those of
     /// ``init(files:server:http:tls:host:ipv6:)``.
-    static func start(files: [String: Data] = [:], server: String = "", http: String = "",
+    package static func start(files: [String: Data] = [:], server: String = "", http: String = "",
                       tls: (certificate: String, key: String)? = nil, host: String = "127.0.0.1",
                       ipv6: Bool = false) async throws -> Nginx {
         let certificate = tls?.certificate
@@ -131,14 +129,8 @@ final class Nginx: Sendable {
 
     /// Stops nginx (SIGKILL: the test's nginx holds nothing worth a graceful stop) and removes
     /// its directory. Idempotent.
-    func stop() {
-        let first = stopped.withLock { stopped -> Bool in
-            defer { stopped = true }
-            return !stopped
-        }
-        guard first else { return }
-        child.kill()
-        try? FileManager.default.removeItem(at: directory)
+    package func stop() {
+        process.stop()
     }
 
     /// Polls until nginx has bound its port and accepts connections on it (5 s at most), or
@@ -154,17 +146,7 @@ final class Nginx: Sendable {
                 usleep(20_000)
                 continue
             }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            close(fd)
+            let connected = LoopbackPort.accepts(port)
             if connected { return true }
             usleep(20_000)
         }
