@@ -42,9 +42,9 @@ let package = Package(
         // A loopback HTTP server that misbehaves on demand, for Courier's tests and its users'.
         .target(name: "CourierTestServer", dependencies: ["HTTPServerCore"]),
         // The ChatCave chat client, layered on Courier.
-        .target(name: "ChatCave", dependencies: ["Courier"]),
+        .target(name: "ChatCave", dependencies: ["Courier", "CourierHTTP1"]),
         // The reference ChatCave server, on the neutral server core, keeping its data in SQLite.
-        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierTLS", "CSQLite"]),
+        .target(name: "ChatCaveServer", dependencies: ["HTTPServerCore", "CourierHTTP1", "CourierTLS", "CSQLite"]),
         // The command-line program's commands and demo, as a library so that tests can run them in-process.
         .target(name: "ChatCaveCLI", dependencies: ["Courier", "ChatCave", "ChatCaveServer"]),
         // The command-line program: serve, demo, and client commands.
@@ -53,14 +53,17 @@ let package = Package(
         // Bounds how many tests run at once in the test process (a constructor sets Swift
         // Testing's parallelization width before the run starts; see the file's comment).
         .target(name: "CTestConcurrency", path: "Tests/CTestConcurrency"),
-        .testTarget(name: "CourierWireTests", dependencies: ["CTestConcurrency", "CourierWire", "CLinuxSystem", "CourierTestServer"]),
-        .testTarget(name: "CourierHTTP1Tests", dependencies: ["CTestConcurrency", "CourierHTTP1"]),
-        .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierHTTP2"]),
-        .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTLS", "CourierTestServer"]),
-        .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "Courier", "CourierTestServer"]),
-        .testTarget(name: "ChatCaveTests", dependencies: ["CTestConcurrency", "Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
-        .testTarget(name: "ChatCaveServerTests", dependencies: ["CTestConcurrency", "ChatCaveServer", "CourierTestServer"]),
+        // The test suites' one home for shared helpers: polling (`eventually`), blocking work on a
+        // thread of its own, child processes and independent peers (nginx, squid, dante, openssl s_server), free ports.
+        .target(name: "CourierTestSupport", dependencies: ["Courier", "CourierTestServer"], path: "Tests/CourierTestSupport"),
+        .testTarget(name: "CourierWireTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierWire", "CLinuxSystem", "CourierTestServer"]),
+        .testTarget(name: "CourierHTTP1Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP1"]),
+        .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP2", "CourierTestServer"]),
+        .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTLS", "CourierTestServer"]),
+        .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTestServer"]),
+        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "CourierTestServer"]),
+        .testTarget(name: "ChatCaveTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
+        .testTarget(name: "ChatCaveServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "ChatCaveServer", "CourierTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,12 +5,13 @@ import Foundation
 ///
 /// Registered by ``ChatCaveService`` for every URL of its server. It puts the signed-in user's
 /// credentials on each request — `X-Magic-Auth: <apiKey>`, or `Authorization: Basic` with the
-/// ``ChatCaveService/AuthenticationScheme/basic`` scheme — read from the live ``SessionState``,
-/// so an explicit sign-in takes effect at once.
+/// ``ChatCaveService/AuthenticationScheme/basic`` scheme — read from the live ``SessionState``
+/// through ``credentialToSend(stored:)``, so an explicit sign-in or sign-out takes effect at once.
 ///
 /// When the server answers 401, Courier holds that request and every other one to the server,
 /// and runs ``refresh(previous:context:)`` once: it asks the service's authentication handler
-/// (or delegate) for a name and password, signs in with `PUT /account` (around the queue), and
+/// (or delegate) for a name and password, signs in with `PUT /account` (an `HTTPRequest` resolved
+/// against the server URL, sent around the queue), and
 /// keeps the returned user id and key. Courier then resends every held request. A wrong
 /// password makes the handler be asked again, at most `maxAttempts` times; the queue also
 /// bounds refreshes in time (5 per 30 s).
@@ -31,20 +32,31 @@ struct ChatCaveAuthenticator: Authenticator {
     let session: SessionState
     let hooks: AuthenticationHooks
     let statistics: StatisticsCollector
+    /// The server's `/account`, whose 401s are answers rather than challenges.
     let accountURL: URL
     let maxAttempts: Int
 
-    func apply(_ credential: Credential, to request: inout TransportRequest) {
+    /// The signed-in user's credential from the live ``SessionState`` (the key, or the name and
+    /// password for Basic), whatever the queue holds: an explicit sign-in or sign-out takes
+    /// effect on the next request; `nil` (signed out) sends none.
+    func credentialToSend(stored: Credential?) -> Credential? {
         switch session.authorization {
-        case .apiKey(let key):
+        case .apiKey(let key): Credential(user: session.user?.name, secret: key)
+        case .basic(let name, let password): Credential(user: name, secret: password)
+        case nil: nil
+        }
+    }
+
+    /// `X-Magic-Auth: <key>`, or `Authorization: Basic` for the Basic scheme; the other field removed.
+    func apply(_ credential: Credential, to request: inout TransportRequest) {
+        switch session.scheme {
+        case .apiKey:
             request.headers.remove("Authorization")
-            request.headers.set(key, for: "X-Magic-Auth")
-        case .basic(let name, let password):
+            request.headers.set(credential.secret, for: "X-Magic-Auth")
+        case .basic:
             request.headers.remove("X-Magic-Auth")
-            request.headers.set(BasicAuthenticator.headerValue(user: name, password: password), for: "Authorization")
-        case nil:
-            request.headers.remove("X-Magic-Auth")
-            request.headers.remove("Authorization")
+            request.headers.set(BasicAuthenticator.headerValue(user: credential.user ?? "", password: credential.secret),
+                                for: "Authorization")
         }
     }
 
@@ -63,11 +75,9 @@ struct ChatCaveAuthenticator: Authenticator {
             session.resetFailures()
             throw RefreshFailure.declined
         }
-        let body = HTTPRequest.Body.form(["user[name]": answer.name, "user[password]": answer.password])
-        let request = TransportRequest(method: .put, url: accountURL,
-                                       headers: ["Accept": "application/json",
-                                                 "Content-Type": body.contentType ?? "application/x-www-form-urlencoded"],
-                                       body: body.data, timeout: .seconds(30))
+        var request = HTTPRequest(.put, "/account", headers: ["Accept": "application/json"],
+                                  body: .form(["user[name]": answer.name, "user[password]": answer.password]))
+        request.timeout = .seconds(30)
         let response: HTTPResponse
         do {
             response = try await context.send(request)

@@ -67,9 +67,8 @@ public final class ChatCaveService: Sendable {
             session: session, hooks: hooks, statistics: collector,
             accountURL: URL(string: prefix + "/account") ?? serverURL,
             maxAttempts: max(1, configuration.maxSignInAttempts))
-        // A placeholder credential makes Courier apply the live session from the first request on.
-        connection.authenticate(matching: .prefix(prefix + "/"), with: authenticator,
-                                store: LiveSessionMarker(), refreshLimit: RefreshLimit())
+        // The authenticator sends the live session's credential (credentialToSend), from the first request on.
+        connection.authenticate(matching: .prefix(prefix + "/"), with: authenticator)
         hooks.attach(self)
     }
 
@@ -149,12 +148,4 @@ extension CharacterSet {
     /// RFC 3986's unreserved characters: `A–Z a–z 0–9 - . _ ~`.
     static let urlUnreservedCharacters = CharacterSet(charactersIn:
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-}
-
-/// A credential store that always holds a placeholder, so that Courier applies the
-/// authenticator (which reads the live ``SessionState``) from the very first request.
-struct LiveSessionMarker: CredentialStore {
-    func load(for key: String) -> Credential? { Credential(secret: "") }
-    func save(_ credential: Credential, for key: String) {}
-    func remove(for key: String) {}
 }

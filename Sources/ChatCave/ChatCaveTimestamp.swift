@@ -1,3 +1,4 @@
+import CourierHTTP1
 import Foundation
 
 /// Reads and writes the timestamps of the ChatCave API: ISO 8601 in UTC with milliseconds,
@@ -15,17 +16,7 @@ enum ChatCaveTimestamp {
 
     /// Formats a date as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     static func string(from date: Date) -> String {
-        let millis = milliseconds(date)
-        let dayLength: Int64 = 86_400_000
-        var days = millis / dayLength
-        var rest = millis % dayLength
-        if rest < 0 {
-            rest += dayLength
-            days -= 1
-        }
-        let (year, month, day) = civil(fromDays: days)
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(rest / 3_600_000, 2) + ":"
-            + pad(rest / 60_000 % 60, 2) + ":" + pad(rest / 1_000 % 60, 2) + "." + pad(rest % 1_000, 3) + "Z"
+        CivilDate.iso8601(milliseconds: milliseconds(date))
     }
 
     /// Parses an ISO 8601 timestamp; `nil` when it is not one.
@@ -75,7 +66,7 @@ enum ChatCaveTimestamp {
         default:
             return nil
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let total = days * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1_000 + millis - offset
         return Date(timeIntervalSince1970: Double(total) / 1_000)
     }
@@ -84,33 +75,5 @@ enum ChatCaveTimestamp {
         let value = (date.timeIntervalSince1970 * 1_000).rounded()
         guard value.isFinite, abs(value) < 1e15 else { return 0 }
         return Int64(value)
-    }
-
-    /// Howard Hinnant's `civil_from_days`.
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    /// Howard Hinnant's `days_from_civil`.
-    private static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let year = month <= 2 ? year - 1 : year
-        let era = (year >= 0 ? year : year - 399) / 400
-        let yearOfEra = year - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }

@@ -39,6 +39,11 @@ public struct EventMonitor: Sendable {
         case failed(RequestID, error: String, metrics: RequestMetrics)
         /// The request was cancelled.
         case cancelled(RequestID)
+        /// The request failed and nobody was there to hear it: it was started with closures but
+        /// no error closure (or completion), and the connection had no delegate. Reported after
+        /// ``failed(_:error:metrics:)``, so that no failure vanishes; see
+        /// ``HTTPConnection/unhandledFailureLog`` for connections without a monitor.
+        case unhandledFailure(RequestID, error: String)
 
         /// One log line, credentials redacted.
         public var description: String {
@@ -56,6 +61,8 @@ public struct EventMonitor: Sendable {
                 return "\(id) ✗ \(error) (\(metrics))"
             case .cancelled(let id):
                 return "\(id) cancelled"
+            case .unhandledFailure(let id, let error):
+                return "\(id) failed with no error closure and no delegate: \(error)"
             }
         }
     }

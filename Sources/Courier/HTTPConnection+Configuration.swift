@@ -48,6 +48,10 @@ extension HTTPConnection {
         /// alone. Requests with a body and streamed responses are never coalesced. A request that
         /// waits on another sees no progress events and counts no attempt in its metrics.
         public var coalescesRequests = false
+        /// The decoder ``HTTPResponse/decode(_:decoder:)`` uses for this connection's responses
+        /// when it is given none; a plain `JSONDecoder()` by default. Set its strategies (dates,
+        /// keys) once here instead of at every call. Do not change it once the connection exists.
+        public var decoder: JSONDecoder = JSONDecoder()
 
         /// Creates a configuration with every setting at its default.
         public init(

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 extension HTTPConnection {
@@ -6,6 +7,7 @@ extension HTTPConnection {
         var cachePolicy: CachePolicy = .useProtocolCachePolicy
         var retryPolicy: RetryPolicy = .never
         var transport: (any Transport)?
+        var unhandledFailureLog: @Sendable (String) -> Void = HTTPConnection.writeToStandardError
     }
 
     private static let globals = Mutex(GlobalDefaults())
@@ -37,5 +39,19 @@ extension HTTPConnection {
     public static var defaultTransport: any Transport {
         get { globals.withLock { $0.transport } ?? NativeTransport.shared }
         set { globals.withLock { $0.transport = newValue } }
+    }
+
+    /// Where a connection without an ``EventMonitor`` reports a failure nobody hears (a request
+    /// started with closures but no error closure, on a connection with no delegate): one line,
+    /// credentials redacted (``EventMonitor/Event/unhandledFailure(_:error:)``'s description).
+    /// By default it is written to standard error, prefixed with `Courier: `; set it to send the
+    /// line to your own log, or to `{ _ in }` to drop it knowingly.
+    public static var unhandledFailureLog: @Sendable (String) -> Void {
+        get { globals.withLock { $0.unhandledFailureLog } }
+        set { globals.withLock { $0.unhandledFailureLog = newValue } }
+    }
+
+    private static let writeToStandardError: @Sendable (String) -> Void = { line in
+        FileHandle.standardError.write(Data("Courier: \(line)\n".utf8))
     }
 }

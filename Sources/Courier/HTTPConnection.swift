@@ -31,6 +31,9 @@ public final class HTTPConnection: Sendable {
     public let cache: HTTPCache?
     /// The jar that keeps this connection's cookies; `nil` (the default) keeps none.
     public let cookieJar: CookieJar?
+    /// The decoder of ``HTTPResponse/decode(_:decoder:)`` for this connection's responses
+    /// (``Configuration/decoder``).
+    public let decoder: JSONDecoder
 
     let pipeline: RequestPipeline
     let authentication: AuthenticationRegistry
@@ -57,7 +60,8 @@ public final class HTTPConnection: Sendable {
         self.authentication = authentication
         let coalescing: [any PipelineStage] = configuration.coalescesRequests ? [CoalescingStage()] : []
         var stages: [any PipelineStage] = [
-            AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network)),
+            AuthenticationStage(registry: authentication, inner: RequestPipeline(transport: transport, stages: network),
+                                baseURL: baseURL),
         ]
         stages += cookies
         stages.append(CacheStage(cache: configuration.cache))
@@ -66,6 +70,7 @@ public final class HTTPConnection: Sendable {
         self.cache = configuration.cache
         self.cookieJar = configuration.cookieJar
         self.eventMonitor = configuration.eventMonitor
+        self.decoder = configuration.decoder
         self.settings = Mutex(Settings(configuration))
     }
 
@@ -136,12 +141,16 @@ public final class HTTPConnection: Sendable {
 
     /// Starts a request, reporting through closures and the delegate.
     ///
+    /// A failure reaches `onError`; with no `onError` and no delegate, it is reported as an
+    /// unhandled failure (``EventMonitor/Event/unhandledFailure(_:error:)``, or
+    /// ``unhandledFailureLog``), never dropped.
+    ///
     /// - Parameters:
     ///   - request: the request.
     ///   - onDidStart: called with the id when the request starts; `nil` by default.
     ///   - onSuccess: called with the response when it is acceptable (terminal).
     ///   - onError: called with the error when the request fails or is cancelled (terminal); `nil` by default.
-    /// - Returns: the request's id, for ``cancel(_:)``.
+    /// - Returns: the request's id, for ``cancel(_:)`` and ``retry(_:)``.
     @discardableResult
     public func start(
         _ request: HTTPRequest,
@@ -149,9 +158,42 @@ public final class HTTPConnection: Sendable {
         onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
         onError: (@Sendable (HTTPConnectionError) -> Void)? = nil
     ) -> RequestID {
-        let callbacks = RequestCallbacks(onDidStart: onDidStart, onSuccess: onSuccess, onError: onError)
-        registry.withLock { $0.lastStart = (request, callbacks) }
-        return launch(request, id: RequestID.next(), callbacks: callbacks)
+        startRemembered(request, callbacks: RequestCallbacks(onDidStart: onDidStart, onSuccess: onSuccess, onError: onError))
+    }
+
+    /// Starts a request whose outcome arrives in one closure, called exactly once on the
+    /// ``callbackQueue``: `.success` with an acceptable response, or `.failure` with the error
+    /// (a cancellation included, as ``HTTPConnectionError/cancelled``).
+    ///
+    /// ```swift
+    /// connection.start(HTTPRequest(.get, "/rooms"), completion: { result in
+    ///     switch result {
+    ///     case .success(let response): print(response.status)
+    ///     case .failure(let error): print(error)
+    ///     }
+    /// })
+    /// ```
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - onDidStart: called with the id when the request starts; `nil` by default.
+    ///   - completion: called once with the outcome (terminal).
+    /// - Returns: the request's id, for ``cancel(_:)`` and ``retry(_:)``.
+    @discardableResult
+    public func start(
+        _ request: HTTPRequest,
+        onDidStart: (@Sendable (RequestID) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<HTTPResponse, HTTPConnectionError>) -> Void
+    ) -> RequestID {
+        startRemembered(request, callbacks: RequestCallbacks(onDidStart: onDidStart,
+                                                             onSuccess: { completion(.success($0)) },
+                                                             onError: { completion(.failure($0)) }))
+    }
+
+    /// Launches a closure request and remembers it for ``retry(_:)``.
+    private func startRemembered(_ request: HTTPRequest, callbacks: RequestCallbacks) -> RequestID {
+        let id = RequestID.next()
+        registry.withLock { $0.remember(id, request, callbacks) }
+        return launch(request, id: id, callbacks: callbacks)
     }
 
     /// Cancels one request. It ends with its cancel callback, unless it had already ended.
@@ -165,14 +207,36 @@ public final class HTTPConnection: Sendable {
         for task in registry.withLock({ Array($0.tasks.values) }) { task.cancel(notify: true) }
     }
 
-    /// Re-fires the last request started with ``start(_:onDidStart:onSuccess:onError:)`` or a
-    /// closure convenience method, with the same closures (NitroConnection's `retryRequest`).
-    /// - Returns: the new request's id, or `nil` when nothing was started yet.
+    /// Starts again the request that was started as `id`, with the same request and the same
+    /// closures (or completion), under a new id; the delegate hears of it as a new request.
+    ///
+    /// Requests started with closures (``start(_:onDidStart:onSuccess:onError:)``,
+    /// ``start(_:onDidStart:completion:)``, the closure forms of `get`, `post`, …, and `retry`
+    /// itself) can be retried, whether they are still running or have ended, as long as they are
+    /// among the connection's ``retainedRequestCount`` most recent ones; `async` requests cannot
+    /// (call again instead). The connection keeps their closures until then, and so whatever the
+    /// closures capture.
+    /// - Parameter id: the id a start or an earlier retry returned.
+    /// - Returns: the new request's id, or `nil` when `id` is unknown or was forgotten.
+    @discardableResult
+    public func retry(_ id: RequestID) -> RequestID? {
+        guard let (request, callbacks) = registry.withLock({ $0.remembered(id) }) else { return nil }
+        return startRemembered(request, callbacks: callbacks)
+    }
+
+    /// Starts again the most recently started closure request (NitroConnection's
+    /// `retryRequest`): the one whose id the last start, closure method or retry of this
+    /// connection returned, whatever became of the others. When requests run concurrently, name
+    /// the one you mean with ``retry(_:)``.
+    /// - Returns: the new request's id, or `nil` when no closure request was started yet.
     @discardableResult
     public func retry() -> RequestID? {
-        guard let (request, callbacks) = registry.withLock({ $0.lastStart }) else { return nil }
-        return launch(request, id: RequestID.next(), callbacks: callbacks)
+        guard let id = registry.withLock({ $0.starts.last?.id }) else { return nil }
+        return retry(id)
     }
+
+    /// How many of the most recent closure requests ``retry(_:)`` can start again: 16.
+    public static let retainedRequestCount = 16
 
     /// The ids of the requests that have not ended yet.
     public var activeRequestIDs: [RequestID] {
@@ -194,6 +258,17 @@ public final class HTTPConnection: Sendable {
     private func requestExecutor() -> (any TaskExecutor)? {
         if cache?.isPersistent == true { return nil }
         return pipeline.transport.preferredTaskExecutor(for: baseURL)
+    }
+
+    /// Reports a failure that no closure and no delegate hears: to the event monitor, or without
+    /// one, to ``unhandledFailureLog``.
+    func reportUnhandledFailure(_ id: RequestID, _ error: HTTPConnectionError) {
+        let event = EventMonitor.Event.unhandledFailure(id, error: error.description)
+        if let eventMonitor {
+            eventMonitor.report(event)
+        } else {
+            HTTPConnection.unhandledFailureLog(event.description)
+        }
     }
 
     func unregister(_ id: RequestID) {
@@ -234,8 +309,25 @@ extension HTTPConnection {
     }
 
     struct RequestRegistry: Sendable {
+        /// A closure request as it was started, for ``HTTPConnection/retry(_:)``.
+        struct Start: Sendable {
+            let id: RequestID
+            let request: HTTPRequest
+            let callbacks: RequestCallbacks
+        }
+
         var tasks: [RequestID: RequestTask] = [:]
-        var lastStart: (HTTPRequest, RequestCallbacks)?
+        /// The most recent closure requests, oldest first; at most ``HTTPConnection/retainedRequestCount``.
+        var starts: [Start] = []
+
+        mutating func remember(_ id: RequestID, _ request: HTTPRequest, _ callbacks: RequestCallbacks) {
+            if starts.count == HTTPConnection.retainedRequestCount { starts.removeFirst() }
+            starts.append(Start(id: id, request: request, callbacks: callbacks))
+        }
+
+        func remembered(_ id: RequestID) -> (HTTPRequest, RequestCallbacks)? {
+            starts.last { $0.id == id }.map { ($0.request, $0.callbacks) }
+        }
 
         mutating func removeAll() -> [RequestTask] {
             defer { tasks.removeAll() }

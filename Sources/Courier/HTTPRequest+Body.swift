@@ -12,17 +12,24 @@ extension HTTPRequest {
         /// The body when it is not held in memory: a stream, a file or a multipart form, sent in
         /// bounded chunks; `nil` for in-memory bodies (``data``).
         public let upload: UploadBody?
+        /// Why the body could not be made (a value ``json(_:encoder:)`` could not encode), or `nil`.
+        /// A request with such a body is never sent: it fails with this error through the request's
+        /// error path (`onError`, `completion`, the delegate, or the error an `async` call throws).
+        /// Check it to find out before starting the request.
+        public let encodingError: HTTPConnectionError?
 
-        init(data: Data, contentType: String?) {
+        init(data: Data, contentType: String?, encodingError: HTTPConnectionError? = nil) {
             self.data = data
             self.contentType = contentType
             self.upload = nil
+            self.encodingError = encodingError
         }
 
         init(upload: UploadBody, contentType: String?) {
             self.data = Data()
             self.contentType = contentType
             self.upload = upload
+            self.encodingError = nil
         }
 
         /// No body.
@@ -45,15 +52,20 @@ extension HTTPRequest {
         }
 
         /// JSON encoded from an `Encodable` value, sent as `application/json`.
+        ///
+        /// The value is encoded at once. When it cannot be (a `Double.nan`, a throwing `encode(to:)`),
+        /// the body holds ``HTTPConnectionError/invalidBody`` in ``encodingError``, and a request
+        /// carrying it fails with that error through its error path without being sent: no `try` is
+        /// needed where the body is made.
         /// - Parameters:
         ///   - value: the value to encode.
         ///   - encoder: the encoder; a plain `JSONEncoder` by default.
-        /// - Throws: ``HTTPConnectionError/invalidBody`` when the value cannot be encoded.
-        public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) throws(HTTPConnectionError) -> Body {
+        public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> Body {
             do {
                 return Body(data: try encoder.encode(value), contentType: "application/json")
             } catch {
-                throw HTTPConnectionError.invalidBody.with(detail: "the value could not be encoded as JSON", underlying: error)
+                return Body(data: Data(), contentType: "application/json", encodingError: HTTPConnectionError.invalidBody.with(
+                    detail: "the value could not be encoded as JSON", underlying: error))
             }
         }
 

@@ -1,3 +1,5 @@
+import CourierHTTP1
+
 extension HTTPRequest {
     /// An HTTP method token. The common ones are static members; any other token works too.
     public struct Method: Sendable, Hashable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -40,7 +42,7 @@ extension HTTPRequest {
 
         /// Whether the token is a valid RFC 9110 token (visible ASCII, no separators).
         public var isValidToken: Bool {
-            !rawValue.isEmpty && rawValue.utf8.allSatisfy(URLEncoding.isTokenByte)
+            HTTPField.isValidName(rawValue)
         }
     }
 }

@@ -1,3 +1,5 @@
+import CourierHTTP1
+
 extension HTTPResponse {
     /// An HTTP status: the code, the reason phrase sent with it, and its class.
     public struct Status: Sendable, Hashable, CustomStringConvertible {
@@ -67,41 +69,10 @@ extension HTTPResponse {
         /// 404 Not Found.
         public static let notFound = Status(code: 404)
 
-        /// The standard reason phrase for a code, or an empty string.
+        /// The standard reason phrase for a code (RFC 9110 §15, from CourierHTTP1's one table), or
+        /// an empty string.
         public static func standardReason(for code: Int) -> String {
-            switch code {
-            case 100: "Continue"
-            case 101: "Switching Protocols"
-            case 200: "OK"
-            case 201: "Created"
-            case 202: "Accepted"
-            case 204: "No Content"
-            case 206: "Partial Content"
-            case 301: "Moved Permanently"
-            case 302: "Found"
-            case 303: "See Other"
-            case 304: "Not Modified"
-            case 307: "Temporary Redirect"
-            case 308: "Permanent Redirect"
-            case 400: "Bad Request"
-            case 401: "Unauthorized"
-            case 403: "Forbidden"
-            case 404: "Not Found"
-            case 405: "Method Not Allowed"
-            case 406: "Not Acceptable"
-            case 408: "Request Timeout"
-            case 409: "Conflict"
-            case 413: "Content Too Large"
-            case 422: "Unprocessable Content"
-            case 429: "Too Many Requests"
-            case 431: "Request Header Fields Too Large"
-            case 500: "Internal Server Error"
-            case 501: "Not Implemented"
-            case 502: "Bad Gateway"
-            case 503: "Service Unavailable"
-            case 504: "Gateway Timeout"
-            default: ""
-            }
+            HTTPResponseHead.standardReason(for: code)
         }
     }
 }

@@ -21,9 +21,15 @@ public struct HTTPResponse: Sendable {
     /// Where the response came from: the network (the default), the cache, or the cache after
     /// the server confirmed it.
     public var source: Source = .network
+    /// The server's `Content-Encoding` and `Content-Length`, when the transport decompressed the
+    /// body and took them out of ``headers``; `nil` when the body arrived as the server sent it
+    /// (and for a response from the cache, which stores the decoded body).
+    public var contentDecoding: ContentDecoding?
     /// The body still arriving, for a response of ``HTTPConnection/stream(_:)`` (then ``body``
     /// is empty); `nil` for a collected response.
     var bodyStream: HTTPBodyStream?
+    /// The decoder of the connection that delivered the response, for ``decode(_:decoder:)``.
+    var decoder: JSONDecoder?
 
     /// Where a response came from.
     public enum Source: Sendable, Equatable {
@@ -43,8 +49,18 @@ public struct HTTPResponse: Sendable {
         self.url = url
     }
 
-    /// The response head alone: status, headers and URL, as reported before the body arrives.
-    public var head: Head { Head(status: status, headers: headers, url: url) }
+    /// A response made of a head and its body.
+    init(head: Head, body: Data) {
+        self.init(status: head.status, headers: head.headers, body: body, url: head.url)
+        contentDecoding = head.contentDecoding
+    }
+
+    /// The response head alone: status, headers, URL and content decoding, as reported before the body arrives.
+    public var head: Head {
+        var head = Head(status: status, headers: headers, url: url)
+        head.contentDecoding = contentDecoding
+        return head
+    }
 
     /// The body as text, decoded with the `charset` of `Content-Type` (UTF-8 when absent),
     /// or `nil` when the bytes are not valid in that encoding.
@@ -55,10 +71,13 @@ public struct HTTPResponse: Sendable {
     /// Decodes the body as JSON.
     /// - Parameters:
     ///   - type: the type to decode.
-    ///   - decoder: the decoder; a plain `JSONDecoder` by default.
+    ///   - decoder: the decoder; `nil` (the default) uses the decoder of the connection that
+    ///     delivered the response (``HTTPConnection/Configuration/decoder``), or a plain
+    ///     `JSONDecoder` for a response made elsewhere.
     /// - Returns: the decoded value.
     /// - Throws: ``HTTPConnectionError/decodingFailed`` with the response and the decoder's error attached.
-    public func decode<Value: Decodable>(_ type: Value.Type, decoder: JSONDecoder = JSONDecoder()) throws(HTTPConnectionError) -> Value {
+    public func decode<Value: Decodable>(_ type: Value.Type, decoder: JSONDecoder? = nil) throws(HTTPConnectionError) -> Value {
+        let decoder = decoder ?? self.decoder ?? JSONDecoder()
         do {
             return try decoder.decode(type, from: body)
         } catch {
@@ -76,6 +95,9 @@ public struct HTTPResponse: Sendable {
         public var headers: HTTPHeaders
         /// The URL of the request.
         public var url: URL
+        /// What the transport removed from ``headers`` because it decompresses the body; see
+        /// ``HTTPResponse/contentDecoding``.
+        public var contentDecoding: ContentDecoding?
 
         /// Creates a head.
         public init(status: Status, headers: HTTPHeaders, url: URL) {

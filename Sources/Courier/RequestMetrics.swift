@@ -23,22 +23,41 @@ import Foundation
 public struct RequestMetrics: Sendable, CustomStringConvertible {
     /// When the request started.
     public var startDate = Date()
-    /// From the transport taking the request to a connection taking it: the wait in the pool's
-    /// queue, including the opening of the new connection it waited for, if any.
-    public var queued: Duration?
-    /// Resolving the host name of the new connection the request ran on.
-    public var dnsLookup: Duration?
-    /// The TCP connect of the new connection the request ran on, from the first attempt to the
-    /// one that succeeded (every address tried included).
-    public var connect: Duration?
-    /// The TLS handshake of the new connection the request ran on.
-    public var tlsHandshake: Duration?
-    /// From a connection taking the request to its last byte written; `nil` when it was never
-    /// written completely (the server answered or closed first).
-    public var requestSent: Duration?
-    /// From the request's last byte written to the first byte of the response (an interim `1xx`
-    /// included); zero when the response began before the request was written completely.
-    public var firstByte: Duration?
+    /// The last transport attempt's phases and connection, as its transport reported them. Its
+    /// byte counts are that attempt's; ``bytesSent`` and ``bytesReceived`` count every attempt.
+    public var lastAttempt = TransportMetrics()
+
+    /// ``TransportMetrics/queued`` of the last attempt: the wait in the pool's queue, including
+    /// the opening of the new connection it waited for, if any.
+    public var queued: Duration? {
+        get { lastAttempt.queued }
+        set { lastAttempt.queued = newValue }
+    }
+    /// ``TransportMetrics/dnsLookup`` of the last attempt.
+    public var dnsLookup: Duration? {
+        get { lastAttempt.dnsLookup }
+        set { lastAttempt.dnsLookup = newValue }
+    }
+    /// ``TransportMetrics/connect`` of the last attempt.
+    public var connect: Duration? {
+        get { lastAttempt.connect }
+        set { lastAttempt.connect = newValue }
+    }
+    /// ``TransportMetrics/tlsHandshake`` of the last attempt.
+    public var tlsHandshake: Duration? {
+        get { lastAttempt.tlsHandshake }
+        set { lastAttempt.tlsHandshake = newValue }
+    }
+    /// ``TransportMetrics/requestSent`` of the last attempt.
+    public var requestSent: Duration? {
+        get { lastAttempt.requestSent }
+        set { lastAttempt.requestSent = newValue }
+    }
+    /// ``TransportMetrics/firstByte`` of the last attempt.
+    public var firstByte: Duration? {
+        get { lastAttempt.firstByte }
+        set { lastAttempt.firstByte = newValue }
+    }
     /// Time from the start of the request to its end, all attempts, waits and redirects included.
     public var complete: Duration = .zero
     /// Request bytes written, head and body, over all attempts.
@@ -49,8 +68,12 @@ public struct RequestMetrics: Sendable, CustomStringConvertible {
     public var attempts = 0
     /// How many redirects were followed.
     public var redirects = 0
-    /// Whether the last attempt ran on a pooled connection that had carried a response before.
-    public var reusedConnection = false
+    /// ``TransportMetrics/reusedConnection`` of the last attempt: whether it ran on a pooled
+    /// connection that had carried a response before.
+    public var reusedConnection: Bool {
+        get { lastAttempt.reusedConnection }
+        set { lastAttempt.reusedConnection = newValue }
+    }
     /// What the cache did for this request; `nil` when no cache was consulted.
     public var cache: CacheOutcome?
 

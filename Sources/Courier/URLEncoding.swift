@@ -49,17 +49,6 @@ enum URLEncoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Whether a byte may appear in an RFC 9110 token.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     private static func encode(_ string: String, spaceAsPlus: Bool) -> String {

@@ -1,6 +1,9 @@
 /// The head of an HTTP/1.1 request: request line and header fields.
 ///
-/// Produced by `RequestHeadParser` (server side) and serialized by clients with `serialized()`.
+/// Produced by `RequestHeadParser` (server side). `serialized()` gives its wire form for the
+/// parser's round-trip tests, the fuzzer and raw test clients; Courier's client does not use it:
+/// `NativeRequestEncoder` writes a `TransportRequest`'s head directly, refusing (not replacing)
+/// characters HTTP forbids.
 public struct HTTPRequestHead: Sendable, Equatable {
     /// The method token, e.g. `GET` (case-sensitive).
     public var method: String

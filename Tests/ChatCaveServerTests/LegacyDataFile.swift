@@ -1,3 +1,4 @@
+
 /// A data file written by the server before SQLite (commit 263dede, `chatcave serve --data-dir`):
 /// alice (password `wonderland`, API key ``aliceKey``) and bob (`builder`, ``bobKey``) signed up
 /// with the default 210,000 PBKDF2 iterations; alice created "Lobby" and "Empty room"; both

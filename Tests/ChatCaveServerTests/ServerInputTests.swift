@@ -1,5 +1,5 @@
-import CourierTestServer
 import ChatCaveServer
+import CourierTestServer
 import Foundation
 import Testing
 
@@ -142,7 +142,7 @@ struct ServerInputTests {
     func fuzz(store: StoreKind) throws {
         let fixture = try ServerFixture(store: store)
         let alice = try fixture.signUp("alice")
-        var generator = SplitMix(seed: 0xC0FFEE)
+        var generator = SeededRandom(seed: 0xC0FFEE)
         let fragments = ["GET ", "POST ", "PUT ", "/rooms", "/users", "/account", "/messages", "?since=", "%", "%5B",
                          "[", "]", "{", "}", "\"", ":", "\r\n", "Content-Length: ", "Content-Type: application/json",
                          "X-Magic-Auth: \(alice.key)", "Authorization: Basic ", "=", "&", "\u{00}", "\u{FF}", " HTTP/1.1"]
@@ -172,19 +172,3 @@ struct ServerInputTests {
     }
 }
 
-/// A small deterministic random number generator, so the fuzz run is repeatable.
-struct SplitMix {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}

@@ -1,20 +1,21 @@
+import CourierTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `chatcave serve` as a separate process, for tests that kill the server: the `chatcave`
-/// executable built beside the test bundle, started with `posix_spawn`, on a free loopback port.
+/// executable built beside the test bundle, started as a ``ChildProcess``, on a free loopback port.
 ///
 /// Its standard output goes to a file, where ``start(dataDirectory:arguments:)`` reads the port
-/// from the "listening on" line. The caller stops it by its pid (``kill(_:)``), always.
+/// from the "listening on" line. The caller stops it (``kill(_:)``), always.
 struct ServerProcess {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    /// The process id.
-    let pid: pid_t
+    /// The process (under its guard, in a process group of its own).
+    let child: ChildProcess
     /// The port it listens on.
     let port: Int
 
@@ -37,59 +38,32 @@ struct ServerProcess {
     static func start(dataDirectory: URL, arguments: [String] = []) throws -> ServerProcess {
         let output = dataDirectory.path + "-stdout.txt"
         let errors = dataDirectory.path + "-stderr.txt"
-        let pid = try spawn(try executable(), ["serve", "--port", "0", "--data-dir", dataDirectory.path] + arguments,
-                            stdout: output, stderr: errors)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PORT"] = nil
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        let child = try ChildProcess.spawn(try executable(), ["serve", "--port", "0", "--data-dir", dataDirectory.path] + arguments,
+                                           stdout: output, stderr: errors, environment: environment)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             if let range = text.range(of: "listening on http://127.0.0.1:") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits), text[range.upperBound...].dropFirst(digits.count).first == " " {
-                    return ServerProcess(pid: pid, port: port)
+                    return ServerProcess(child: child, port: port)
                 }
             }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            if !child.isRunning {
                 let reason = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-                throw Failure(description: "chatcave serve exited (status \(status)) before listening: \(reason)")
+                throw Failure(description: "chatcave serve exited before listening: \(reason)")
             }
             usleep(20_000)
         }
-        Glibc.kill(pid, SIGKILL)
-        _ = waitpid(pid, nil, 0)
+        child.kill()
         throw Failure(description: "chatcave serve did not listen within 20 s")
     }
 
-    /// Sends `signal` and waits for the process to end.
+    /// Sends `signal` (SIGKILL, or SIGTERM for a graceful stop) to the server and waits for it to end.
     func kill(_ signal: Int32) {
-        Glibc.kill(pid, signal)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    }
-
-    private static func spawn(_ executable: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)  // a dispatch thread's blocked signals are not inherited
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "PORT" }.map { "\($0.key)=\($0.value)" }
-            + ["SWIFT_BACKTRACE=enable=no"]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
-        defer { for pointer in envp { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard status == 0 else { throw Failure(description: "posix_spawn \(executable) failed: \(String(cString: strerror(status)))") }
-        return pid
+        child.stop(with: signal)
     }
 }

@@ -1,4 +1,5 @@
 import ChatCave
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing

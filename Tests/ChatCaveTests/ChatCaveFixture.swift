@@ -77,12 +77,3 @@ func failure<T>(_ operation: () async throws -> T) async -> ChatCaveError? {
     }
 }
 
-/// Waits, for at most `timeout`, until `condition` holds.
-func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import ChatCaveCLI
 import ChatCaveServer
 import CourierTestServer

@@ -1,5 +1,6 @@
 import ChatCave
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing

@@ -1,11 +1,12 @@
 @testable import CourierHTTP2
+import CourierTestServer
 import Testing
 
 @Suite("HPACK encoder and decoder")
 struct HPACKCodecTests {
     @Test("random header lists round-trip through one encoder and one decoder, block after block")
     func roundTrips() throws {
-        var random = SeededGenerator(seed: 9113)
+        var random = SeededRandom(seed: 9113)
         var encoder = HPACKEncoder(maxTableSize: 512)
         var decoder = HPACKDecoder(maxTableSize: 512)
         let names = [":status", "content-type", "x-trace", "cookie", "authorization", "set-cookie", "server", "vary", "x-long"]

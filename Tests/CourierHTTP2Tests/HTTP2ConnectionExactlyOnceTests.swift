@@ -1,11 +1,12 @@
 @testable import CourierHTTP2
+import CourierTestServer
 import Testing
 
 @Suite("HTTP/2 connection state machine, exactly one outcome per stream")
 struct HTTP2ConnectionExactlyOnceTests {
     /// One random server move, built by the test's own HPACK encoder so that field blocks stay
     /// decodable unless the move is meant to be garbage.
-    static func randomMove(_ peer: inout HTTP2ConnectionTestPeer, streams: [UInt32], random: inout SeededGenerator) -> [UInt8] {
+    static func randomMove(_ peer: inout HTTP2ConnectionTestPeer, streams: [UInt32], random: inout SeededRandom) -> [UInt8] {
         let id = streams.randomElement(using: &random) ?? 1
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<25:
@@ -40,7 +41,7 @@ struct HTTP2ConnectionExactlyOnceTests {
 
     @Test("2,000 random conversations: no stream ends twice, nothing follows the close, and a closed connection has ended every stream")
     func randomConversations() throws {
-        var random = SeededGenerator(seed: 9113_7541)
+        var random = SeededRandom(seed: 9113_7541)
         var closedConversations = 0, endedStreams = 0, finishedStreams = 0
         for conversation in 0..<2_000 {
             var peer = try HTTP2ConnectionTestPeer()

@@ -1,4 +1,5 @@
 @testable import CourierHTTP2
+import CourierTestServer
 import Testing
 
 @Suite("HPACK Huffman code")
@@ -78,7 +79,7 @@ struct HuffmanCodeTests {
             try HuffmanCoder.decode(output, maxLength: 1, into: &decoded)
             #expect(decoded == [UInt8(byte)])
         }
-        var random = SeededGenerator(seed: 7541)
+        var random = SeededRandom(seed: 7541)
         for _ in 0..<500 {
             let input = (0..<Int.random(in: 0...80, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             var output: [UInt8] = []
@@ -176,7 +177,7 @@ struct HuffmanOracleTests {
                 if Self.decoded(input) != Self.reference(input) { mismatches += 1 }
             }
         }
-        var random = SeededGenerator(seed: 30)
+        var random = SeededRandom(seed: 30)
         for _ in 0..<20_000 {
             // Mostly ones, so that long codes and EOS come up often.
             let input = (0..<Int.random(in: 3...12, using: &random)).map { _ in

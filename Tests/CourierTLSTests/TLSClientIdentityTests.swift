@@ -1,4 +1,5 @@
 import CourierTLS
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -46,13 +47,13 @@ struct TLSClientIdentityTests {
 
     /// Connects and reads until the server ends the connection, without sending anything: a
     /// server that refuses the client's certificate says so with an alert.
-    private func connectAndListen(_ server: OpenSSLServer, _ configuration: TLSConfiguration) throws {
+    private func connectAndListen(_ server: OpenSSLServerProcess, _ configuration: TLSConfiguration) throws {
         let client = try connect(to: server, configuration: configuration)
         _ = try client.receiveAll()
     }
 
     /// Connects, sends `GET /` and reads the whole answer; returns s_server's status page.
-    private func fetchPage(_ server: OpenSSLServer, _ configuration: TLSConfiguration) throws -> String {
+    private func fetchPage(_ server: OpenSSLServerProcess, _ configuration: TLSConfiguration) throws -> String {
         let client = try connect(to: server, configuration: configuration)
         try client.send("GET / HTTP/1.0\r\n\r\n")
         return String(decoding: try client.receiveAll().bytes, as: UTF8.self)

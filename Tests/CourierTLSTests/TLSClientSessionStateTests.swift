@@ -1,5 +1,5 @@
-import CourierTestServer
 import CourierTLS
+import CourierTestServer
 import Foundation
 import Testing
 
@@ -104,7 +104,7 @@ struct TLSClientSessionStateTests {
 
     @Test("random bytes never crash the session", arguments: 0..<20)
     func randomInput(seed: Int) throws {
-        var generator = SplitMix64(seed: UInt64(seed))
+        var generator = SeededRandom(seed: UInt64(seed))
         let session = try makeSession()
         _ = try session.handshake()
         var bytes = (0..<(1 + Int(generator.next() % 2_000))).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -118,15 +118,3 @@ struct TLSClientSessionStateTests {
     }
 }
 
-/// A small deterministic random generator for the fuzz test.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
-import CourierTestServer
 import CourierTLS
+import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ extension SerialTLSTests {
 struct TLSResumptionTests {
     /// Connects with `context`, completes the handshake, and reads the whole `-www` response
     /// (which carries the TLS 1.3 tickets).
-    private func exchange(_ server: OpenSSLServer, _ context: TLSContext) throws -> TLSClientSession {
+    private func exchange(_ server: OpenSSLServerProcess, _ context: TLSContext) throws -> TLSClientSession {
         let client = try TLSTestClient(port: server.port, context: context, serverName: "localhost")
         try client.handshake()
         try client.send("GET / HTTP/1.0\r\n\r\n")
@@ -66,14 +67,14 @@ struct TLSResumptionTests {
         var configuration = TLSConfiguration(trustRoots: .pem(pki.caPEM))
         configuration.pins = [.publicKeySHA256(try pki.publicKeySHA256(pinned))]
         let context = try TLSContext(configuration: configuration)
-        let first = try OpenSSLServer.start(leaf: pinned, extraArguments: arguments)
+        let first = try OpenSSLServerProcess.start(leaf: pinned, extraArguments: arguments)
         let port = first.port
         do {
             defer { first.stop() }
             _ = try exchange(first, context)
             #expect(try exchange(first, context).isResumed)
         }
-        let second = try OpenSSLServer.start(leaf: replacement, extraArguments: arguments, port: port)
+        let second = try OpenSSLServerProcess.start(leaf: replacement, extraArguments: arguments, port: port)
         defer { second.stop() }
         let client = try TLSTestClient(port: port, context: context, serverName: "localhost")
         #expect(client.session.offeredResumption)
@@ -91,11 +92,11 @@ struct TLSResumptionTests {
         let context = try TLSContext(configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
         // Every restart of s_server makes new ticket keys, so it cannot resume the tickets that
         // the previous one issued: like a server that issues tickets it never honours.
-        var port: UInt16?
+        var port: Int?
         var offered: [Bool] = []
         var resumed: [Bool] = []
         for _ in 0..<4 {
-            let server = try OpenSSLServer.start(leaf: leaf, extraArguments: ["-tls1_3"], port: port)
+            let server = try OpenSSLServerProcess.start(leaf: leaf, extraArguments: ["-tls1_3"], port: port)
             defer { server.stop() }
             port = server.port
             let session = try exchange(server, context)

@@ -1,4 +1,5 @@
 import CourierTLS
+import CourierTestSupport
 import Foundation
 import Glibc
 
@@ -12,7 +13,7 @@ final class TLSTestClient {
     /// Connects to 127.0.0.1:`port` and creates a session for `serverName`.
     ///
     /// Receives time out after 10 seconds so that a broken test cannot hang.
-    init(port: UInt16, context: TLSContext, serverName: String) throws {
+    init(port: Int, context: TLSContext, serverName: String) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -20,7 +21,7 @@ final class TLSTestClient {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -34,7 +35,7 @@ final class TLSTestClient {
         }
         self.fd = fd
         do {
-            self.session = try TLSClientSession(context: context, serverName: serverName, port: Int(port))
+            self.session = try TLSClientSession(context: context, serverName: serverName, port: port)
         } catch {
             Glibc.close(fd)
             throw error
@@ -145,8 +146,8 @@ final class TLSTestClient {
 
 /// Starts `openssl s_server` for `leaf`, runs `body`, and stops the server.
 func withServer<T>(_ leaf: TestPKI.Leaf, arguments: [String] = ["-alpn", "http/1.1"],
-                   _ body: (OpenSSLServer) throws -> T) throws -> T {
-    let server = try OpenSSLServer.start(leaf: leaf, extraArguments: arguments)
+                   _ body: (OpenSSLServerProcess) throws -> T) throws -> T {
+    let server = try OpenSSLServerProcess.start(leaf: leaf, extraArguments: arguments)
     defer { server.stop() }
     return try body(server)
 }
@@ -155,10 +156,21 @@ func withServer<T>(_ leaf: TestPKI.Leaf, arguments: [String] = ["-alpn", "http/1
 ///
 /// - Throws: the `TLSError` the handshake failed with.
 @discardableResult
-func connect(to server: OpenSSLServer, configuration: TLSConfiguration,
+func connect(to server: OpenSSLServerProcess, configuration: TLSConfiguration,
              serverName: String = "localhost") throws -> TLSTestClient {
     let context = try TLSContext(configuration: configuration)
     let client = try TLSTestClient(port: server.port, context: context, serverName: serverName)
     try client.handshake()
     return client
+}
+
+extension OpenSSLServerProcess {
+    /// `openssl s_server -www` for a test PKI leaf, started on this thread (the TLS tests block).
+    /// - Parameters:
+    ///   - leaf: the certificate and key to serve.
+    ///   - extraArguments: more s_server options, e.g. `["-tls1_2"]`.
+    ///   - port: the port to listen on (one try); by default a free one.
+    static func start(leaf: TestPKI.Leaf, extraArguments: [String] = [], port: Int? = nil) throws -> OpenSSLServerProcess {
+        try startNow(certificate: leaf.certificatePath, key: leaf.keyPath, arguments: extraArguments, port: port)
+    }
 }

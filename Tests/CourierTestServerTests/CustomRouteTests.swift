@@ -1,7 +1,8 @@
+import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing
-import CourierTestServer
 
 @Suite("TestServer custom routes and replies", .ownThread)
 struct CustomRouteTests {
@@ -98,6 +99,6 @@ struct CustomRouteTests {
         let reset = try TestClient(port: server.port)
         try reset.request("GET", "/reset")
         #expect(throws: TestClient.Failure.self) { try reset.readUntilClose() }
-        #expect(eventually { server.connectionsOpen == 1 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 1 })
     }
 }

@@ -1,6 +1,7 @@
+import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
-import CourierTestServer
 
 @Suite("TestServer fault routes", .ownThread)
 struct FaultRouteTests {
@@ -50,9 +51,9 @@ struct FaultRouteTests {
         do {
             let client = try TestClient(port: server.port)
             try client.request("GET", "/fault/stall")
-            #expect(eventually { server.requestCount(path: "/fault/stall") == 1 })
+            #expect(eventuallyBlocking { server.requestCount(path: "/fault/stall") == 1 })
         }
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
     }
 
     @Test("stall-body and short-length send part of the body, then stall")

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import CourierWire
 import Dispatch
 import Foundation
@@ -50,9 +51,9 @@ struct HTTPServerCoreTests {
         do {
             let client = try TestClient(port: server.port)
             try client.request("GET", "/gone")
-            #expect(eventually { server.totalRequests == 1 })
+            #expect(eventuallyBlocking { server.totalRequests == 1 })
         }
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
         for responder in responders.withLock({ $0 }) {
             responder.respond(status: 200, body: Array("too late".utf8))
             responder.writeRaw([1, 2, 3])
@@ -60,7 +61,7 @@ struct HTTPServerCoreTests {
         }
         let fresh = try TestClient(port: server.port, timeout: 0.3)
         try fresh.request("GET", "/next")
-        #expect(eventually { server.totalRequests == 2 })
+        #expect(eventuallyBlocking { server.totalRequests == 2 })
         #expect(server.requestCount(path: "/gone") == 1)
         #expect(server.connectionsAccepted == 2)
     }

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -25,7 +26,7 @@ struct RequestSmugglingTests {
         #expect(text.lowercased().contains("connection: close"), "\(text)", sourceLocation: sourceLocation)
         #expect(statusLines.count == 1, "exactly one response: \(text)", sourceLocation: sourceLocation)
         #expect(server.totalRequests == 0, "no request reached the handler", sourceLocation: sourceLocation)
-        #expect(eventually { server.connectionsOpen == 0 }, sourceLocation: sourceLocation)
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 }, sourceLocation: sourceLocation)
         return text
     }
 

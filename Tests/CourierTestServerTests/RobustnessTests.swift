@@ -1,6 +1,7 @@
+import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
-import CourierTestServer
 
 @Suite("TestServer robustness", .ownThread)
 struct RobustnessTests {
@@ -104,7 +105,7 @@ struct RobustnessTests {
         let leftover = try partial.readUntilClose()
         #expect(String(decoding: leftover, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
         #expect(Date().timeIntervalSince(start) < 4)
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
         #expect(server.totalRequests == 0)
     }
 
@@ -116,7 +117,7 @@ struct RobustnessTests {
         #expect(try client.exchange("GET", "/echo").status == 200)
         let after = try client.readUntilClose()
         #expect(after.isEmpty)
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
     }
 
     @Test("random bytes never crash the server; other connections keep being served")
@@ -148,7 +149,7 @@ struct RobustnessTests {
         #expect(open.isEmpty, "rounds \(open) still open, \(generator.replayHint)")
         #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200, "\(generator.replayHint)")
         // The well-behaved connections, idle since, end by the idle timeout like every other one.
-        #expect(eventually { server.connectionsOpen == 0 }, "\(server.connectionsOpen) open, \(generator.replayHint)")
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 }, "\(server.connectionsOpen) open, \(generator.replayHint)")
     }
 
     /// The input that made "random bytes never crash the server" fail 1 run in 12 (issue 22):
@@ -174,6 +175,6 @@ struct RobustnessTests {
         #expect(withHost.waitForClose())
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(server.totalRequests == 0)
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
     }
 }

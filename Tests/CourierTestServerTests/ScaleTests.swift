@@ -1,6 +1,7 @@
+import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
-import CourierTestServer
 
 @Suite("TestServer scale and lifecycle", .ownThread)
 struct ScaleTests {
@@ -12,7 +13,7 @@ struct ScaleTests {
         var clients: [TestClient] = []
         clients.reserveCapacity(count)
         for _ in 0..<count { clients.append(try TestClient(port: server.port)) }
-        #expect(eventually { server.connectionsOpen == count })
+        #expect(eventuallyBlocking { server.connectionsOpen == count })
         for (index, client) in clients.enumerated() { try client.request("GET", "/echo/\(index)") }
         var answered = 0
         for (index, client) in clients.enumerated() {
@@ -34,7 +35,7 @@ struct ScaleTests {
             if index % 2 == 0 { try client.request("GET", "/fault/stall") }
             clients.append(client)
         }
-        #expect(eventually { server.connectionsOpen == 50 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 50 })
         #expect(ProcessSockets.bound(toPort: port) == 51)
         server.shutdown()
         server.shutdown()
@@ -44,7 +45,7 @@ struct ScaleTests {
         #expect(ProcessSockets.bound(toPort: port) == 0)
         clients.removeAll()
         // Counted by port: a process-wide count would see the other tests running in parallel.
-        #expect(eventually { ProcessSockets.connected(toPort: port) == 0 })
+        #expect(eventuallyBlocking { ProcessSockets.connected(toPort: port) == 0 })
         #expect((try? TestClient(port: port)) == nil)
     }
 

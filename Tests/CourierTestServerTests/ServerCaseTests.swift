@@ -1,3 +1,4 @@
+import CourierTestSupport
 import CourierTestServer
 import Foundation
 import Testing
@@ -170,7 +171,7 @@ struct ServerCaseTests {
             }
         }
         #expect(try keeper.exchange("GET", "/echo").status == 200, "seed \(seed)")
-        #expect(eventually { server.connectionsOpen == 1 }, "seed \(seed): only the keeper stays")
+        #expect(eventuallyBlocking { server.connectionsOpen == 1 }, "seed \(seed): only the keeper stays")
         try withExtendedLifetime(keeper) { try expectServingWithoutLeaks(server, keeping: 1) }
     }
 
@@ -222,8 +223,8 @@ struct ServerCaseTests {
             #expect(try client.exchange("GET", "/echo", headers: [("Connection", "close")]).status == 200)
             #expect(client.waitForClose())
         }
-        #expect(eventually { server.connectionsOpen == keeping }, "\(server.connectionsOpen) connections open")
-        #expect(eventually { ProcessSockets.bound(toPort: server.port) == 1 + keeping },
+        #expect(eventuallyBlocking { server.connectionsOpen == keeping }, "\(server.connectionsOpen) connections open")
+        #expect(eventuallyBlocking { ProcessSockets.bound(toPort: server.port) == 1 + keeping },
                 "\(ProcessSockets.bound(toPort: server.port)) sockets on the server's port")
     }
 }

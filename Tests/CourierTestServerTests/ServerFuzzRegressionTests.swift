@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import HTTPServerCore
 import Testing
@@ -31,6 +32,6 @@ struct ServerFuzzRegressionTests {
         let response = try get.readResponse()
         #expect(response.status == status)
         #expect(!response.body.isEmpty)
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
     }
 }

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import HTTPServerCore
 import Testing
@@ -60,7 +61,7 @@ struct ServerLimitTests {
         #expect(try first.exchange("GET", "/first").status == 404, "admitted connections keep being served")
 
         shutdown(second.fd, Int32(SHUT_RDWR))
-        #expect(eventually { server.connectionsOpen == 1 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 1 })
         let later = try TestClient(port: server.port, timeout: 5)
         #expect(try later.exchange("GET", "/later").status == 404)
         #expect(server.connectionsRefused == 1)
@@ -91,7 +92,7 @@ struct ServerLimitTests {
         #expect(sent < 1000, "the whole body trickled through")
         #expect(elapsed >= 0.29 && elapsed < 2, "answered after \(elapsed) s")
         #expect(server.totalRequests == 0)
-        #expect(eventually { server.connectionsOpen == 0 })
+        #expect(eventuallyBlocking { server.connectionsOpen == 0 })
     }
 
     @Test("M4 the server core's defaults bound connections (below 80 % of the open-file limit) and body time")

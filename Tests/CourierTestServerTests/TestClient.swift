@@ -201,14 +201,3 @@ final class TestClient {
     /// Bytes already received but not consumed.
     var pending: [UInt8] { buffer }
 }
-
-/// Waits (bounded) for `condition`; returns whether it became true.
-func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}
-

@@ -1,4 +1,5 @@
 @testable import Courier
+import CourierTestSupport
 import CourierTestServer
 import CourierTLS
 import Foundation
@@ -21,7 +22,7 @@ struct NativeTransportHTTPSProxyTests {
     func squidOverTLS() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let squid = try await ProxyPeer.squid(tls: certificates.valid)
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
         defer { squid.stop() }
         let server = try TestServer()
         defer { server.shutdown() }
@@ -60,7 +61,7 @@ struct NativeTransportHTTPSProxyTests {
     func proxyCertificateUntrusted() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let squid = try await ProxyPeer.squid(tls: certificates.valid)
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
         defer { squid.stop() }
         let server = try TestServer()
         defer { server.shutdown() }
@@ -86,7 +87,7 @@ struct NativeTransportHTTPSProxyTests {
     func proxyCertificateForAnotherHost() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let squid = try await ProxyPeer.squid(tls: certificates.wrongHost)
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.wrongHost.certificate, certificates.wrongHost.key))
         defer { squid.stop() }
         let server = try TestServer()
         defer { server.shutdown() }

@@ -1,4 +1,5 @@
 @testable import Courier
+import CourierTestSupport
 import CourierTestServer
 import Foundation
 import Synchronization

@@ -1,4 +1,5 @@
 @testable import Courier
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -120,7 +121,7 @@ struct ProxyEnvironmentTests {
     /// `nil` when it went direct. Every address involved refuses at once (ports 1–20 and 9 on
     /// loopback; names are pinned to 127.0.0.1 with `--resolve`), so no packet leaves the machine.
     static func curlProxy(_ item: Case, log: String) throws -> String? {
-        guard let url = URL(string: item.url) else { throw NginxError("bad URL \(item.url)") }
+        guard let url = URL(string: item.url) else { throw PeerError("bad URL \(item.url)") }
         var arguments = ["-i"] + item.environment.map { "\($0.key)=\($0.value)" }
         arguments += ["/usr/bin/curl", "-sv", "--max-time", "5", "-o", "/dev/null"]
         if let host = url.host, SocketAddressCheck.isName(host), host != "localhost" {

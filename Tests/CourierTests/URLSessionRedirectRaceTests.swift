@@ -1,3 +1,4 @@
+import CourierTestSupport
 @testable import Courier
 import CourierTestServer
 import Foundation

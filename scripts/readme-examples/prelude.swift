@@ -51,3 +51,15 @@ let id = connection.get("/rooms", onSuccess: { _ in })
 let transport = NativeTransport()
 let artifactURL = URL(string: "https://downloads.example.com/artifact.tar.gz")!
 let file = FileHandle.nullDevice
+
+/// The app's own sign-in state, for the authenticator example.
+final class AppSession: @unchecked Sendable {
+    var apiKey: String?
+    let name = "alice"
+    let password = "secret"
+}
+
+/// A sign-in answer.
+struct SignIn: Decodable, Sendable {
+    let apiKey: String
+}

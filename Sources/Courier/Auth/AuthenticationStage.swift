@@ -1,3 +1,5 @@
+import Foundation
+
 /// The re-authentication queue as a pipeline stage.
 ///
 /// For a request covered by an authenticator it applies the current credential, and when the
@@ -8,24 +10,27 @@
 struct AuthenticationStage: PipelineStage {
     let registry: AuthenticationRegistry
     let inner: RequestPipeline
+    /// The connection's base URL, which a refresh's relative targets are resolved against.
+    let baseURL: URL?
 
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         guard let session = registry.session(for: request.url) ?? AuthenticationRegistry.global.session(for: request.url) else {
             return try await next(request)
         }
-        return try await send(request, through: session, next: next)
+        return try await send(request, through: session, context: context, next: next)
     }
 
     /// Sends a request covered by `session`'s authenticator: applies its credential, and on a
     /// challenge waits for the refresh and sends again. Apart from ``send(_:context:next:)`` so
     /// that requests not covered hold only that function's small frame while they wait.
     @inline(never)
-    private func send(_ request: TransportRequest, through session: CredentialSession,
+    private func send(_ request: TransportRequest, through session: CredentialSession, context: RequestContext,
                       next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let inner = self.inner
-        let refreshContext = AuthenticationContext { request throws(HTTPConnectionError) in
-            try await inner.send(request, context: .bypassing(request))
-        }
+        let refreshContext = AuthenticationContext(
+            sender: { request throws(HTTPConnectionError) in try await inner.send(request, context: .bypassing(request)) },
+            baseURL: baseURL, timeout: context.plan.transportRequest.timeout,
+            maxResponseBodySize: context.plan.transportRequest.maxResponseBodySize)
         var outcome = await session.credentialForSending(context: refreshContext)
         var firstChallenge: HTTPResponse?
         while true {
@@ -34,13 +39,17 @@ struct AuthenticationStage: PipelineStage {
             switch outcome {
             case .credential(let credential, let current):
                 version = current
-                if let credential { session.authenticator.applyRecording(credential, to: &attempt) }
+                if let credential = session.authenticator.credentialToSend(stored: credential) {
+                    session.authenticator.applyRecording(credential, to: &attempt)
+                }
             case .gaveUp:
                 if let firstChallenge { return firstChallenge }
                 // Held before it was ever sent: it goes out once as it stands and ends with its own
                 // answer (a 401, as a rule), without starting another refresh.
                 var unrefreshed = request
-                if let credential = session.currentCredential { session.authenticator.applyRecording(credential, to: &unrefreshed) }
+                if let credential = session.authenticator.credentialToSend(stored: session.currentCredential) {
+                    session.authenticator.applyRecording(credential, to: &unrefreshed)
+                }
                 return try await next(unrefreshed)
             case .throttled:
                 throw .authenticationFailed.with(

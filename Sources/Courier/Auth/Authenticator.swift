@@ -14,6 +14,16 @@ public protocol Authenticator: Sendable {
     /// Puts the credential on a request, replacing any credential header already there.
     func apply(_ credential: Credential, to request: inout TransportRequest)
 
+    /// The credential to put on the next covered request, asked before each one is sent.
+    ///
+    /// By default the credential the queue holds: the last refresh's, or the store's. An
+    /// authenticator whose app keeps the credential itself (a session the user signs in to and
+    /// out of outside Courier) returns the app's current one instead, or `nil` to send the request
+    /// without any; the queue's own then serves only to count refreshes.
+    /// - Parameter stored: the credential the queue holds, or `nil`.
+    /// - Returns: the credential to apply, or `nil` to apply none.
+    func credentialToSend(stored: Credential?) -> Credential?
+
     /// Obtains a new credential. Courier runs at most one refresh at a time per registration.
     /// - Parameters:
     ///   - previous: the credential that was rejected or expired; `nil` when there was none.
@@ -37,6 +47,9 @@ public protocol Authenticator: Sendable {
 }
 
 extension Authenticator {
+    /// The credential the queue holds.
+    public func credentialToSend(stored: Credential?) -> Credential? { stored }
+
     /// Refreshes when the credential's ``Credential/expiresAt`` has passed.
     public func needsRefresh(_ credential: Credential, now: Date) -> Bool {
         credential.expiresAt.map { $0 <= now } ?? false
@@ -54,11 +67,40 @@ extension Authenticator {
 /// What a refresh can use: sending requests around the re-authentication queue.
 public struct AuthenticationContext: Sendable {
     let sender: @Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse
+    /// The URL relative targets of ``send(_:)-(HTTPRequest)`` are resolved against.
+    public let baseURL: URL?
+    /// The per-attempt timeout of a request that sets none: that of the request whose rejection
+    /// started the refresh (its own, else its connection's, else the global default).
+    let timeout: Duration
+    /// The body limit of a request that sets none, taken like ``timeout``.
+    let maxResponseBodySize: Int
 
     /// Sends a request that bypasses the re-authentication queue, so a token request never waits
-    /// for the refresh it belongs to. It is not retried, and only redirects within its origin are
-    /// followed: a redirect to another origin is returned as it is, so the request's body and
+    /// for the refresh it belongs to.
+    ///
+    /// The request is resolved as a connection resolves one: a relative target against
+    /// ``baseURL`` (the base URL of the connection whose request started the refresh), its query
+    /// and body encoded, its fields checked. The connection's default headers are not added: a
+    /// refresh sends the fields it sets. It is not retried, and only redirects within its origin
+    /// are followed: a redirect to another origin is returned as it is, so the request's body and
     /// credentials never leave the origin. Validation does not apply: every status is returned.
+    ///
+    /// ```swift
+    /// let response = try await context.send(HTTPRequest(.put, "/account",
+    ///                                                   body: .form(["name": name, "password": password])))
+    /// ```
+    /// - Throws: ``HTTPConnectionError/invalidURL`` for a target that does not resolve,
+    ///   ``HTTPConnectionError/invalidRequest`` or ``HTTPConnectionError/invalidBody`` for a
+    ///   request that cannot be sent, or the failure that ended it.
+    public func send(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPResponse {
+        let url = try RequestPlan.url(for: request, baseURL: baseURL)
+        return try await sender(try RequestPlan.transportRequest(for: request, url: url, defaultHeaders: [:], timeout: timeout,
+                                                                 maxResponseBodySize: maxResponseBodySize))
+    }
+
+    /// Sends a request built for the transport, as it is, around the re-authentication queue;
+    /// as ``send(_:)-(HTTPRequest)`` otherwise. Prefer that one: it resolves relative targets and
+    /// encodes bodies.
     public func send(_ request: TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse {
         try await sender(request)
     }

@@ -57,7 +57,7 @@ public struct BearerTokenAuthenticator: Authenticator {
         guard let user = await credentials(BasicAuthenticator.Prompt(previousUser: nil)) else {
             throw HTTPConnectionError.authenticationFailed.with(detail: "no user name and password were given")
         }
-        let request = TransportRequest(method: method, url: tokenURL, headers: [
+        let request = HTTPRequest(method, tokenURL.absoluteString, headers: [
             "Authorization": BasicAuthenticator.headerValue(user: user.name, password: user.password),
             "Accept": "application/json",
         ])

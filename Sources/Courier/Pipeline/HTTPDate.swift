@@ -1,3 +1,4 @@
+import CourierHTTP1
 import Foundation
 import Synchronization
 
@@ -54,15 +55,9 @@ enum HTTPDate {
         return value
     }
 
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
-    /// days-from-civil algorithm).
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (``CivilDate``).
     static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        Int(CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day)))
     }
 
     private static func makeFormatter(_ format: String) -> DateFormatter {

@@ -19,13 +19,7 @@ final class MetricsCollector: Sendable {
 
     func record(_ transport: TransportMetrics) {
         metrics.withLock { metrics in
-            metrics.queued = transport.queued
-            metrics.dnsLookup = transport.dnsLookup
-            metrics.connect = transport.connect
-            metrics.tlsHandshake = transport.tlsHandshake
-            metrics.requestSent = transport.requestSent
-            metrics.firstByte = transport.firstByte
-            metrics.reusedConnection = transport.reusedConnection
+            metrics.lastAttempt = transport
             metrics.bytesSent += transport.bytesSent
             metrics.bytesReceived += transport.bytesReceived
         }

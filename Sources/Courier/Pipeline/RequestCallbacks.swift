@@ -13,6 +13,9 @@ struct RequestCallbacks: Sendable {
     /// Whether any closure is called on the callback queue (start, success or error).
     var hasClosures: Bool { onDidStart != nil || onSuccess != nil || onError != nil }
 
+    /// Whether a failure reaches someone through these callbacks (an error closure or an `async` caller).
+    var hearsFailures: Bool { onError != nil || continuation != nil || streamContinuation != nil }
+
     init(onDidStart: (@Sendable (RequestID) -> Void)? = nil,
          onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
          onError: (@Sendable (HTTPConnectionError) -> Void)? = nil,

@@ -1,9 +1,16 @@
+import Foundation
+
 /// The stages between ``HTTPConnection`` and the ``Transport``.
 ///
-/// Each stage is a small type with one job (authentication, cookies, cache, retry, redirects,
-/// recording); it receives the request and a `next` to call for the rest of the pipeline, and may
-/// call it several times (retry, redirects) or not at all (a cache hit). No stage knows which
-/// transport is below it.
+/// Each stage is a small type with one job, in this order: ``AuthenticationStage``, the cookie
+/// jar's (``CookieStage``, when a jar is configured), ``CacheStage``, ``CoalescingStage`` (when
+/// requests are coalesced), ``RetryStage``, ``RedirectStage``, the per-hop cookie stage and the HAR
+/// recorder's (``HARStage``, when one is configured); ``HTTPConnection/init(baseURL:configuration:)``
+/// builds the chain. A stage receives the request and a `next` to call for the rest of the
+/// pipeline, and may call it several times (retry, redirects) or not at all (a cache hit); one
+/// with nothing to do for a request is passed over. Below the last stage the pipeline counts the
+/// attempt and calls the transport. No stage knows which transport is below it. The
+/// whole-request deadline is not a stage: ``RequestTask`` runs it around the pipeline.
 struct RequestPipeline: Sendable {
     let transport: any Transport
     let stages: [any PipelineStage]
@@ -36,7 +43,7 @@ struct RequestPipeline: Sendable {
         context.metrics.recordAttempt()
         guard context.streamsResponse else { return try await transport.send(request, observer: context.observer) }
         let streamed = try await transport.stream(request, observer: context.observer)
-        var response = HTTPResponse(status: streamed.status, headers: streamed.headers, url: streamed.head.url)
+        var response = HTTPResponse(head: streamed.head, body: Data())
         response.bodyStream = streamed.body
         return response
     }

@@ -12,37 +12,56 @@ struct RequestPlan: Sendable {
     var uploadProgress: (@Sendable (Int64, Int64?) -> Void)?
 
     init(_ request: HTTPRequest, connection: HTTPConnection, settings: HTTPConnection.Settings) throws(HTTPConnectionError) {
-        guard request.method.isValidToken else {
-            throw .invalidRequest.with(detail: "'\(request.method.rawValue)' is not a valid method token")
-        }
         let url = try Self.url(for: request, baseURL: connection.baseURL)
         // Default headers often carry a credential: they go only to the base URL's origin, and
         // count as credentials there (dropped on a cross-origin redirect, redacted in logs).
         let sendsDefaults = connection.baseURL.map { URLOrigin.same($0, url) } ?? true
         let defaults = sendsDefaults ? settings.headers : [:]
-        var headers = defaults
-        headers.merge(request.headers)
-        if let contentType = request.body.contentType, !headers.contains("Content-Type") {
-            headers.set(contentType, for: "Content-Type")
-        }
-        if let bad = headers.first(where: { !Self.isValidField($0) }) {
-            throw .invalidRequest.with(detail: "the header field '\(bad.name)' contains characters HTTP forbids")
-        }
+        self.transportRequest = try Self.transportRequest(
+            for: request, url: url, defaultHeaders: defaults,
+            timeout: settings.timeout ?? HTTPConnection.defaultTimeout,
+            maxResponseBodySize: settings.maxResponseBodySize)
         self.cachePolicy = request.cachePolicy ?? settings.cachePolicy ?? HTTPConnection.defaultCachePolicy
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy ?? HTTPConnection.defaultRetryPolicy
         self.redirectPolicy = request.redirectPolicy ?? settings.redirectPolicy
         self.deadline = request.deadline ?? settings.deadline
+        self.uploadProgress = request.onUploadProgress
+    }
+
+    /// The request as a transport sends it: its body's encoding error thrown, the method and every
+    /// header field checked, the default headers under the request's own, the body's content type
+    /// added, and the request's timeout and body limit, else the given ones.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - url: its absolute URL (``url(for:baseURL:)``).
+    ///   - defaultHeaders: fields the request's own fields of the same name override; they count as
+    ///     default headers (``TransportRequest/defaultHeaderNames``).
+    ///   - timeout: the per-attempt timeout when the request sets none.
+    ///   - maxResponseBodySize: the body limit when the request sets none.
+    static func transportRequest(for request: HTTPRequest, url: URL, defaultHeaders: HTTPHeaders,
+                                 timeout: Duration, maxResponseBodySize: Int) throws(HTTPConnectionError) -> TransportRequest {
+        if let encodingError = request.body.encodingError { throw encodingError }
+        guard request.method.isValidToken else {
+            throw .invalidRequest.with(detail: "'\(request.method.rawValue)' is not a valid method token")
+        }
+        var headers = defaultHeaders
+        headers.merge(request.headers)
+        if let contentType = request.body.contentType, !headers.contains("Content-Type") {
+            headers.set(contentType, for: "Content-Type")
+        }
+        if let bad = headers.first(where: { !TransportRequest.isValidField($0) }) {
+            throw .invalidRequest.with(detail: "the header field '\(bad.name)' contains characters HTTP forbids")
+        }
         var transportRequest = TransportRequest(
             method: request.method,
             url: url,
             headers: headers,
             body: request.body.data,
-            timeout: request.timeout ?? settings.timeout ?? HTTPConnection.defaultTimeout,
-            maxResponseBodySize: request.maxResponseBodySize ?? settings.maxResponseBodySize)
+            timeout: request.timeout ?? timeout,
+            maxResponseBodySize: request.maxResponseBodySize ?? maxResponseBodySize)
         transportRequest.upload = request.body.upload
-        self.uploadProgress = request.onUploadProgress
-        transportRequest.defaultHeaderNames = Set(defaults.map { $0.name.lowercased() })
-        self.transportRequest = transportRequest
+        transportRequest.defaultHeaderNames = Set(defaultHeaders.map { $0.name.lowercased() })
+        return transportRequest
     }
 
     /// A plan for a request made by Courier itself (a token request): no retries, and redirects
@@ -110,9 +129,5 @@ struct RequestPlan: Sendable {
 
     private static func isLetter(_ byte: UInt8) -> Bool {
         (0x61...0x7A).contains(byte | 0x20)
-    }
-
-    private static func isValidField(_ field: HTTPHeaders.Field) -> Bool {
-        TransportRequest.isValidField(field)
     }
 }

@@ -21,6 +21,7 @@ final class RequestTask: Sendable {
     private let pipeline: RequestPipeline
     private let callbacks: RequestCallbacks
     private let monitor: EventMonitor?
+    private let decoder: JSONDecoder
     private let reference: Mutex<ConnectionReference?>
     private let state = Mutex<State>(.created)
     private let deadlineTimer = Mutex<DeadlineTimer?>(nil)
@@ -38,6 +39,7 @@ final class RequestTask: Sendable {
         self.pipeline = connection.pipeline
         self.callbackQueue = connection.callbackQueue
         self.monitor = connection.eventMonitor
+        self.decoder = connection.decoder
         self.callbacks = callbacks
         self.reference = Mutex(lifetime == .managed ? .strong(connection) : .weak(connection))
     }
@@ -100,6 +102,7 @@ final class RequestTask: Sendable {
         if streams { return handOut(response, validation: validation) }
         var response = response
         response.metrics = metrics.snapshot()
+        response.decoder = decoder
         end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
     }
 
@@ -200,6 +203,9 @@ final class RequestTask: Sendable {
             })
         }
         guard notify, let connection else { return }
+        if case .failure(let error) = result, error != .cancelled, !callbacks.hearsFailures, connection.delegate == nil {
+            connection.reportUnhandledFailure(id, error)
+        }
         guard connection.delegate != nil || callbacks.hasClosures || request.onUploadProgress != nil else {
             // An `async` caller with no delegate and no closure: nobody is left to tell, and no
             // event may reach a delegate set from now on. (With a closure, the hop below runs

@@ -1,3 +1,4 @@
+import CourierHTTP1
 import Foundation
 
 extension TransportRequest {
@@ -20,7 +21,7 @@ extension TransportRequest {
 
     /// Whether a field's name is a token and its value holds no CR, LF or NUL.
     static func isValidField(_ field: HTTPHeaders.Field) -> Bool {
-        !field.name.isEmpty && field.name.utf8.allSatisfy(URLEncoding.isTokenByte)
+        HTTPField.isValidName(field.name)
             && !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
     }
 }

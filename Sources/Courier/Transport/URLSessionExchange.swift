@@ -1,3 +1,4 @@
+import CourierHTTP1
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -180,6 +181,20 @@ final class URLSessionExchange: Sendable {
         return true
     }
 
+    /// The response as the caller gets it. FoundationNetworking has libcurl decode every
+    /// `Content-Encoding` it knows, yet reports the server's `Content-Encoding` and `Content-Length`:
+    /// for a gzip or deflate body that arrived (libcurl decoded it), they go, kept in
+    /// ``HTTPResponse/contentDecoding``, and `Content-Length` gives the decoded size, as on the
+    /// native transport. An empty body (a HEAD, a 204, a 304) keeps its fields.
+    static func response(head: HTTPResponse.Head, body: Data) -> HTTPResponse {
+        var response = HTTPResponse(head: head, body: body)
+        guard !body.isEmpty, let coding = head.headers["Content-Encoding"], ContentDecoder.encoding(for: coding) != nil,
+              let decoding = HTTPResponse.ContentDecoding.removeEncodedFields(from: &response.headers) else { return response }
+        response.contentDecoding = decoding
+        response.headers.set(String(body.count), for: "Content-Length")
+        return response
+    }
+
     /// Ends the exchange. `response` is the task's own record of the head, for the responses whose
     /// head URLSession never reported to the delegate (a redirect status without `Location`).
     func complete(error: (any Error)?, response: URLResponse?) {
@@ -204,11 +219,11 @@ final class URLSessionExchange: Sendable {
             if let failure = state.failure {
                 result = .failure(failure)
             } else if state.challenged, let head = state.head {
-                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
+                result = .success(Self.response(head: head, body: state.body))
             } else if let error {
                 result = .failure(URLSessionErrorMapping.map(error, headReceived: state.head != nil))
             } else if let head = state.head {
-                result = .success(HTTPResponse(status: head.status, headers: head.headers, body: state.body, url: head.url))
+                result = .success(Self.response(head: head, body: state.body))
             } else {
                 result = .failure(.badResponse.with(detail: "no response head"))
             }

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Courier
 import CourierTestServer
 import Foundation

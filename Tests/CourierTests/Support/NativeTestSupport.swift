@@ -52,28 +52,6 @@ final class RecordingObserver: TransportObserver {
     }
 }
 
-/// Runs blocking work (child processes, polling loops) on a thread of its own, so that it never
-/// holds one of the few Swift concurrency threads that the tests running in parallel need.
-func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(with: Result { try work() })
-        }
-        thread.start()
-    }
-}
-
-/// Polls an asynchronous `condition` until it holds or `timeout` passes; returns whether it held.
-func eventuallyAsync(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return await condition()
-}
-
 /// Runs a native-transport test against a fresh ``TestServer`` and a fresh native transport,
 /// under a ``LeakCheck`` that watches the server's port; shuts both down afterwards.
 /// - Parameter body: the test, given the server and the transport.

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 
 /// This process's TCP sockets aimed at a port in any state, including connects still in

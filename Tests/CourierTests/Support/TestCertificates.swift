@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 
 /// Certificates made at test time with the `openssl` command-line tool: a throwaway CA and
@@ -142,7 +143,7 @@ struct TestCertificates: Sendable {
     /// its standard output.
     @discardableResult
     static func run(_ arguments: [String], in directory: URL) throws -> Data {
-        guard let tool else { throw NginxError("openssl is not installed") }
+        guard let tool else { throw PeerError("openssl is not installed") }
         let known: Set<String> = ["openssl.cnf", "ca.pem", "ca.key", "digest-input.der"]
         let resolved = arguments.map { argument -> String in
             let looksLikeFile = known.contains(argument) || [".ext", ".csr", ".pem", ".key", ".der"].contains { argument.hasSuffix($0) }
@@ -157,7 +158,7 @@ struct TestCertificates: Sendable {
         let status = try ChildProcess.spawn(tool, resolved, stdout: output, stderr: errors).wait()
         guard status == 0 else {
             let messages = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            throw NginxError("openssl \(arguments.joined(separator: " ")) failed (\(status)): \(messages)")
+            throw PeerError("openssl \(arguments.joined(separator: " ")) failed (\(status)): \(messages)")
         }
         return FileManager.default.contents(atPath: output) ?? Data()
     }

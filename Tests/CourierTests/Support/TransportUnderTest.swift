@@ -36,18 +36,6 @@ struct Echo: Decodable, Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held. The generous
-/// default keeps the suite honest on a loaded 2-core machine: it bounds a hang, it does not time.
-func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// A URL on which nothing listens (a port that was just free).
 func refusedURL() -> URL {
     URL(string: "http://127.0.0.1:1/")!

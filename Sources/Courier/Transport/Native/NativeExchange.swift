@@ -117,8 +117,7 @@ final class NativeExchange {
         guard stream != nil, phase == .started, let continuation else { return }
         self.continuation = nil
         phase = .streamingBody
-        continuation.resume(returning: .success(HTTPResponse(status: head.status, headers: head.headers, body: Data(),
-                                                             url: head.url)))
+        continuation.resume(returning: .success(HTTPResponse(head: head, body: Data())))
     }
 
     /// The consumer of the streamed body wants more: its connection reads again.

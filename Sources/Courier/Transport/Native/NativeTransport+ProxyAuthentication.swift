@@ -10,9 +10,11 @@ extension NativeTransport {
                                  registry: ProxyAuthenticationRegistry,
                                  observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
         let entry = registry.entry(for: proxy)
-        let context = AuthenticationContext { _ throws(HTTPConnectionError) in
-            throw .unsupportedByTransport.with(detail: "a proxy authenticator cannot send requests")
-        }
+        let context = AuthenticationContext(
+            sender: { _ throws(HTTPConnectionError) in
+                throw .unsupportedByTransport.with(detail: "a proxy authenticator cannot send requests")
+            },
+            baseURL: nil, timeout: request.timeout, maxResponseBodySize: request.maxResponseBodySize)
         var outcome = await entry.session.credentialForSending(context: context)
         var refusal: Result<HTTPResponse, HTTPConnectionError>?
         while true {

@@ -144,7 +144,7 @@ public final class NativeTransport: Transport {
     public func stream(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
         let buffer = BodyStreamBuffer()
         let response = try await exchange(request, target: try target(for: request.url), observer: observer, stream: buffer)
-        return HTTPStreamingResponse(head: HTTPResponse.Head(status: response.status, headers: response.headers, url: response.url),
+        return HTTPStreamingResponse(head: response.head,
                                      body: HTTPBodyStream(buffer: buffer))
     }
 

@@ -11,9 +11,9 @@ import Glibc
 /// when the test process ends without stopping it (a crash, a timeout's SIGKILL), so that no
 /// server outlives the test run. ``kill()`` ends the whole group; the guard's exit status is
 /// the child's.
-struct ChildProcess: Sendable {
+package struct ChildProcess: Sendable {
     /// The guard's process id, which is also the group's.
-    let pid: pid_t
+    package let pid: pid_t
 
     /// Runs the command in the background and polls every half second that both the test
     /// process (`$1`) and the child are alive; when the test process is gone, kills the child.
@@ -25,8 +25,9 @@ struct ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments`; standard output and error go to the given files
     /// (or `/dev/null`).
-    static func spawn(_ executable: String, _ arguments: [String], stdout: String = "/dev/null",
-                      stderr: String = "/dev/null") throws -> ChildProcess {
+    /// - Parameter environment: the child's environment; `nil` (the default) passes this process's on.
+    package static func spawn(_ executable: String, _ arguments: [String], stdout: String = "/dev/null",
+                              stderr: String = "/dev/null", environment: [String: String]? = nil) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -45,15 +46,18 @@ struct ChildProcess: Sendable {
         let command = [shell, "-c", guardScript, "guard", String(getpid()), executable] + arguments
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { for pointer in envp ?? [] { free(pointer) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, shell, &actions, &attributes, argv, environ)
-        guard status == 0 else { throw NginxError("posix_spawn \(executable) failed: \(String(cString: strerror(status)))") }
+        let status = envp.map { posix_spawn(&pid, shell, &actions, &attributes, argv, $0) }
+            ?? posix_spawn(&pid, shell, &actions, &attributes, argv, environ)
+        guard status == 0 else { throw PeerError("posix_spawn \(executable) failed: \(String(cString: strerror(status)))") }
         return ChildProcess(pid: pid)
     }
 
     /// Waits for the child to end; returns its exit status (128 + signal when killed).
     @discardableResult
-    func wait() -> Int32 {
+    package func wait() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { return -1 }
@@ -70,7 +74,7 @@ struct ChildProcess: Sendable {
     /// Waits at most `timeout` for the child to end, polling without blocking a thread; returns
     /// its exit status (128 + signal when killed), or `nil` when it was still running and was
     /// killed (``kill()``).
-    func wait(timeout: Duration) async -> Int32? {
+    package func wait(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         var status: Int32 = 0
         while ContinuousClock.now < deadline {
@@ -84,13 +88,23 @@ struct ChildProcess: Sendable {
     }
 
     /// Whether the child still runs (it is reaped when it ended).
-    var isRunning: Bool {
+    package var isRunning: Bool {
         var status: Int32 = 0
         return waitpid(pid, &status, WNOHANG) == 0
     }
 
+    /// Sends `signal` to the child and its guard (the whole group), reaps the guard, and waits
+    /// (10 s at most) for the rest of the group to end, then kills what is left: a graceful stop
+    /// (SIGTERM) that cannot leave a process behind.
+    package func stop(with signal: Int32) {
+        _ = Glibc.kill(-pid, signal)
+        wait()
+        for _ in 0..<500 where Glibc.kill(-pid, 0) == 0 { usleep(20_000) }
+        _ = Glibc.kill(-pid, SIGKILL)
+    }
+
     /// Kills the child and its guard (SIGKILL to the group) and reaps the guard.
-    func kill() {
+    package func kill() {
         _ = Glibc.kill(-pid, SIGKILL)
         wait()
     }

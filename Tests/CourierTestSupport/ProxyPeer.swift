@@ -10,67 +10,67 @@ import Testing
 /// configurations cannot ask for port 0), started in the foreground and stopped by its pid.
 ///
 /// Tests that need one are skipped, with a visible reason, when it is not installed.
-final class ProxyPeer: Sendable {
+package final class ProxyPeer: Sendable {
     /// The squid executable, if installed.
-    static let squidExecutable: String? = ["/usr/sbin/squid", "/usr/bin/squid"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    package static let squidExecutable: String? = ["/usr/sbin/squid", "/usr/bin/squid"].first { FileManager.default.isExecutableFile(atPath: $0) }
     /// The dante server executable, if installed.
-    static let danteExecutable: String? = ["/usr/sbin/danted", "/usr/bin/danted"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    package static let danteExecutable: String? = ["/usr/sbin/danted", "/usr/bin/danted"].first { FileManager.default.isExecutableFile(atPath: $0) }
     /// squid's Basic authentication helper.
-    static let squidAuthHelper = "/usr/lib/squid/basic_ncsa_auth"
+    package static let squidAuthHelper = "/usr/lib/squid/basic_ncsa_auth"
 
     /// Whether squid and its Basic authentication helper are installed.
-    static var squidInstalled: Bool { squidExecutable != nil && FileManager.default.isExecutableFile(atPath: squidAuthHelper) }
+    package static var squidInstalled: Bool { squidExecutable != nil && FileManager.default.isExecutableFile(atPath: squidAuthHelper) }
     /// Why squid tests are skipped.
-    static let squidSkipReason: Comment = "squid is not installed (apt-get install squid); the HTTP proxy tests against squid are skipped"
+    package static let squidSkipReason: Comment = "squid is not installed (apt-get install squid); the HTTP proxy tests against squid are skipped"
     /// Whether dante is installed.
-    static var danteInstalled: Bool { danteExecutable != nil }
+    package static var danteInstalled: Bool { danteExecutable != nil }
     /// Why dante tests are skipped.
-    static let danteSkipReason: Comment = "dante-server is not installed (apt-get install dante-server); the SOCKS5 tests against danted are skipped"
+    package static let danteSkipReason: Comment = "dante-server is not installed (apt-get install dante-server); the SOCKS5 tests against danted are skipped"
 
     /// The system account dante checks SOCKS5 usernames and passwords against (`.ci/run`
     /// creates it: dante's `username` method reads the system's password database).
-    static let socksUser = ProxyCredentials(username: "courier-socks", password: "socks-pass")
+    package static let socksUser = ProxyCredentials(username: "courier-socks", password: "socks-pass")
     /// Whether ``socksUser`` exists on this machine.
-    static var socksUserExists: Bool { getpwnam(socksUser.username) != nil }
+    package static var socksUserExists: Bool { getpwnam(socksUser.username) != nil }
     /// Why the authenticated SOCKS5 tests are skipped.
-    static let socksUserSkipReason: Comment = "dante-server or the account courier-socks (password socks-pass; .ci/run creates it) is missing; the SOCKS5 username/password tests are skipped"
+    package static let socksUserSkipReason: Comment = "dante-server or the account courier-socks (password socks-pass; .ci/run creates it) is missing; the SOCKS5 username/password tests are skipped"
 
     /// The user and password squid accepts when started with authentication.
-    static let squidUser = ProxyCredentials(username: "courier", password: "pr0xy:secret")
+    package static let squidUser = ProxyCredentials(username: "courier", password: "pr0xy:secret")
 
     /// The port it listens on.
-    let port: Int
+    package let port: Int
     /// What the proxy logged about the requests it carried: squid's access log (one line per
     /// request, e.g. `… CONNECT 127.0.0.1:8443 …`), or dante's log (`… pass(1): tcp/connect …`).
-    var requestLog: String {
+    package var requestLog: String {
         let name = FileManager.default.fileExists(atPath: directory.appendingPathComponent("access.log").path) ? "access.log" : "danted.log"
         return (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
     }
     private let directory: URL
-    private let child: ChildProcess
-    private let stopped = Mutex(false)
+    private let process: RunningPeer
 
     /// Starts squid.
     /// - Parameters:
     ///   - authenticated: whether it requires Basic credentials (``squidUser``).
-    ///   - tls: a certificate and key: squid then listens with TLS (`https_port`), an `https://` proxy.
-    static func squid(authenticated: Bool = false, tls: TestCertificates.Pair? = nil) async throws -> ProxyPeer {
-        try await blocking { try ProxyPeer(squidAuthenticated: authenticated, tls: tls) }
+    ///   - tlsFiles: the paths of a certificate and its key: squid then listens with TLS
+    ///     (`https_port`), an `https://` proxy.
+    package static func squid(authenticated: Bool = false, tlsFiles: (certificate: String, key: String)? = nil) async throws -> ProxyPeer {
+        try await blocking { try ProxyPeer(squidAuthenticated: authenticated, tls: tlsFiles) }
     }
 
     /// Starts dante.
     /// - Parameter authenticated: whether it requires a username and password (``socksUser``).
-    static func dante(authenticated: Bool = false) async throws -> ProxyPeer {
+    package static func dante(authenticated: Bool = false) async throws -> ProxyPeer {
         try await blocking { try ProxyPeer(danteAuthenticated: authenticated) }
     }
 
     /// The proxy as a ``Proxy`` of `kind`, with `credentials` and, for `https`, `tls` options.
-    func proxy(_ kind: Proxy.Kind, credentials: ProxyCredentials? = nil, tls: TLSOptions = TLSOptions()) -> Proxy {
+    package func proxy(_ kind: Proxy.Kind, credentials: ProxyCredentials? = nil, tls: TLSOptions = TLSOptions()) -> Proxy {
         Proxy(kind, host: "127.0.0.1", port: port, credentials: credentials, tls: tls)
     }
 
-    private convenience init(squidAuthenticated authenticated: Bool, tls: TestCertificates.Pair?) throws {
-        guard let executable = ProxyPeer.squidExecutable else { throw NginxError("squid is not installed") }
+    private convenience init(squidAuthenticated authenticated: Bool, tls: (certificate: String, key: String)?) throws {
+        guard let executable = ProxyPeer.squidExecutable else { throw PeerError("squid is not installed") }
         try self.init(name: "squid", ready: tls == nil ? "Accepting HTTP Socket connections" : "Accepting HTTPS Socket connections") { directory, port in
             var listen = "http_port 127.0.0.1:\(port)"
             if let tls {
@@ -120,7 +120,7 @@ final class ProxyPeer: Sendable {
     }
 
     private convenience init(danteAuthenticated authenticated: Bool) throws {
-        guard let executable = ProxyPeer.danteExecutable else { throw NginxError("dante-server is not installed") }
+        guard let executable = ProxyPeer.danteExecutable else { throw PeerError("dante-server is not installed") }
         try self.init(name: "dante", ready: "running") { directory, port in
             let root = directory.path
             let config = """
@@ -145,21 +145,21 @@ final class ProxyPeer: Sendable {
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("courier-\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o777)  // squid drops to its own user and writes its log here
-        var lastError: Error = NginxError("\(name) did not start")
+        var lastError: Error = PeerError("\(name) did not start")
         for _ in 0..<5 {
-            let port = try Nginx.freePort()
+            let port = try LoopbackPort.free()
             let (executable, arguments, log) = try configure(directory, port)
             try? FileManager.default.removeItem(atPath: log)
             let child = try ChildProcess.spawn(executable, arguments, stdout: directory.appendingPathComponent("stdout").path,
                                                stderr: directory.appendingPathComponent("stderr").path)
             if ProxyPeer.waitUntilReady(port: port, child: child, log: log, marker: ready) {
                 self.port = port
-                self.child = child
+                self.process = RunningPeer(child: child, directory: directory)
                 return
             }
             child.kill()
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            lastError = NginxError("\(name) did not start: \(text.suffix(2000))")
+            lastError = PeerError("\(name) did not start: \(text.suffix(2000))")
         }
         try? FileManager.default.removeItem(at: directory)
         throw lastError
@@ -170,14 +170,8 @@ final class ProxyPeer: Sendable {
     }
 
     /// Stops the proxy (SIGKILL to its process group, by pid) and removes its directory. Idempotent.
-    func stop() {
-        let first = stopped.withLock { stopped -> Bool in
-            defer { stopped = true }
-            return !stopped
-        }
-        guard first else { return }
-        child.kill()
-        try? FileManager.default.removeItem(at: directory)
+    package func stop() {
+        process.stop()
     }
 
     /// Polls (10 s at most) until the log holds `marker` and the port accepts a connection, or the process ends.
@@ -185,24 +179,9 @@ final class ProxyPeer: Sendable {
         for _ in 0..<500 {
             if !child.isRunning { return false }
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if text.contains(marker), accepts(port: port) { return true }
+            if text.contains(marker), LoopbackPort.accepts(port) { return true }
             usleep(20_000)
         }
         return false
-    }
-
-    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
-    static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }
