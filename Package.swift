@@ -35,7 +35,7 @@ let package = Package(
         // TLS client sessions over OpenSSL memory BIOs.
         .target(name: "CourierTLS", dependencies: ["COpenSSL"]),
         // The HTTP connection framework.
-        .target(name: "Courier", dependencies: ["CourierWire", "CourierHTTP1", "CourierTLS"],
+        .target(name: "Courier", dependencies: ["CourierWire", "CourierHTTP1", "CourierHTTP2", "CourierTLS"],
                 exclude: ["Transport/Native/DESIGN.md"]),
         // A neutral HTTP/1.1 server core used by the test server and the ChatCave server.
         .target(name: "HTTPServerCore", dependencies: ["CourierWire", "CourierHTTP1"]),

@@ -27,17 +27,23 @@ public struct HTTP2ConnectionStateMachine: Sendable {
         public var maxHeaderListSize = 65_536
         /// SETTINGS_HEADER_TABLE_SIZE advertised (the peer encoder's table limit).
         public var headerTableSize = 4096
+        /// The most PING frames (not acknowledgements) the peer may send without a HEADERS or
+        /// DATA frame between them; one more is a PING flood (ENHANCE_YOUR_CALM).
+        public var maxPingsWithoutData = 100
+        /// The most SETTINGS frames (not acknowledgements) the peer may send without a HEADERS
+        /// or DATA frame between them; one more is a SETTINGS flood (ENHANCE_YOUR_CALM).
+        public var maxSettingsWithoutData = 100
 
         /// The defaults above.
         public init() {}
     }
 
-    private enum State: Sendable, Equatable {
+    enum State: Sendable, Equatable {
         case idle, open, closed
     }
 
     let configuration: Configuration
-    private var state = State.idle
+    var state = State.idle
     var parser: HTTP2FrameParser
     var decoder: HPACKDecoder
     var encoder = HPACKEncoder()
@@ -60,6 +66,11 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     var receivedGoAway = false
     /// SETTINGS frames sent and not yet acknowledged.
     var unacknowledgedSettings = 0
+    /// PING and SETTINGS frames received since the last HEADERS or DATA frame (flood limits).
+    var pingsWithoutData = 0
+    var settingsWithoutData = 0
+    /// Whether the peer's first SETTINGS frame arrived.
+    public internal(set) var hasReceivedPeerSettings = false
 
     /// Creates a machine for a new connection.
     /// - Parameter configuration: What to advertise.

@@ -67,6 +67,11 @@ final class NativeExchange {
     var wireBodyBytes = 0
     /// The connection carrying it, while one does (for a streamed body's demand).
     weak var connection: HTTP1ClientConnection?
+    /// The HTTP/2 connection carrying it, while one does, and its stream there.
+    weak var http2Connection: HTTP2ClientConnection?
+    var streamID: UInt32 = 0
+    /// How many times it was placed again after a server refused it unprocessed (HTTP/2).
+    var requeues = 0
 
     /// Creates an exchange; called on the requesting task's thread.
     init(request: TransportRequest, wire: [UInt8], bodyInlined: Bool, observer: any TransportObserver,
@@ -109,6 +114,15 @@ final class NativeExchange {
         }
     }
 
+    /// Records that the HTTP/2 `connection` took the exchange at `time`, on stream `streamID`;
+    /// `reused` when the connection carried a stream before.
+    func run(onHTTP2 connection: HTTP2ClientConnection, streamID: UInt32, since time: UInt64, reused: Bool) {
+        self.connection = nil
+        http2Connection = connection
+        self.streamID = streamID
+        timeline.assign(at: time, connection: connection.timeline, reused: reused)
+    }
+
     /// The final head arrived. A streamed response is handed out now (the waiting `stream` call
     /// returns), and its body follows through ``stream``.
     func headArrived(_ head: HTTPResponse.Head) {
@@ -123,6 +137,10 @@ final class NativeExchange {
 
     /// The consumer of the streamed body wants more: its connection reads again.
     func consumerWantsMore() {
+        if phase == .streamingBody, let http2Connection {
+            http2Connection.resumeReading(self)
+            return
+        }
         guard phase == .streamingBody, let connection, connection.exchange === self else { return }
         connection.resumeReading()
     }
@@ -160,6 +178,7 @@ final class NativeExchange {
         upload?.stop()
         pool = nil
         connection = nil
+        http2Connection = nil
         selfBound = nil
         observer.transportDidCollect(metrics())
     }

@@ -18,6 +18,10 @@ struct NativeSettings: Sendable {
     let connectionAttemptDelay: Duration
     /// Which proxy each request goes through.
     let proxies: ProxyConfiguration
+    /// Which HTTP version to speak.
+    let httpVersion: NativeTransport.HTTPVersionPolicy
+    /// The most HTTP/2 connections per origin.
+    let maxHTTP2Connections: Int
     /// Live pools and connections of the transport these settings belong to.
     let census = NativeCensus()
 
@@ -35,5 +39,7 @@ struct NativeSettings: Sendable {
         })
         connectionAttemptDelay = configuration.connectionAttemptDelay
         proxies = configuration.proxy
+        httpVersion = configuration.httpVersion
+        maxHTTP2Connections = max(configuration.maxHTTP2ConnectionsPerHost, 1)
     }
 }

@@ -71,7 +71,8 @@ public final class NativeTransport: Transport {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.settings = NativeSettings(configuration)
-        self.tls = NativeTLSProvider(options: configuration.tls)
+        self.tls = NativeTLSProvider(options: configuration.tls,
+                                     applicationProtocols: configuration.httpVersion.applicationProtocols)
         do {
             let group = try EventLoopGroup(count: max(configuration.loopCount, 1), name: "courier-http")
             self.group = group
