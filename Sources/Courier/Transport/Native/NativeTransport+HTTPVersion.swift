@@ -8,8 +8,10 @@ extension NativeTransport {
         case http1Only
         /// HTTP/2 from the first byte: on `http`, cleartext HTTP/2 (h2c) by prior knowledge
         /// (RFC 9113 §3.3), which only a server that expects it understands; on `https`, ALPN
-        /// offers `h2` alone, and a server that does not pick it fails the request with
-        /// ``HTTPConnectionError/badResponse``.
+        /// offers `h2` alone, and a server that does not pick it fails the request: with
+        /// ``HTTPConnectionError/tlsFailed`` when it refuses the handshake (nginx sends the
+        /// `no_application_protocol` alert), with ``HTTPConnectionError/badResponse`` when it
+        /// completes the handshake without ALPN.
         case http2PriorKnowledge
 
         /// The ALPN protocol names offered over TLS, most preferred first.
