@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierHTTP2"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "Courier", "CourierTestServer"]),
+        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "Courier", "CourierHTTP2", "CourierTestServer"]),
         .testTarget(name: "ChatCaveTests", dependencies: ["CTestConcurrency", "Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
         .testTarget(name: "ChatCaveServerTests", dependencies: ["CTestConcurrency", "ChatCaveServer", "CourierTestServer"]),
     ],
