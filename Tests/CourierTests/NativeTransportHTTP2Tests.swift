@@ -45,6 +45,40 @@ struct NativeTransportHTTP2Tests {
         }
     }
 
+    @Test("uploads over HTTP/2 (h2c): a file, a stream without a length and a multipart form arrive byte for byte (nghttpd echoes them)",
+          .enabled(if: NGHTTPD.isInstalled, NGHTTPD.skipReason))
+    func uploads() async throws {
+        let server = try await NGHTTPD.start()
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-h2-upload-\(UUID().uuidString)")
+        try Self.big.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withLeakCheck { leaks in
+            leaks.watch(port: server.port)
+            var configuration = NativeTransport.Configuration(decompression: false)
+            configuration.httpVersion = .http2PriorKnowledge
+            configuration.proxy = .none
+            let transport = leaks.native(configuration)
+            defer { transport.shutdown() }
+            let connection = leaks.track(HTTPConnection(baseURL: server.baseURL, configuration: .init(transport: transport, cache: nil)))
+            let fromFile = try await connection.send(HTTPRequest(.post, "/echo", body: try .file(file)))
+            #expect(fromFile.body == Self.big)
+            let chunks = stride(from: 0, to: Self.big.count, by: 100_000).map { Self.big[$0..<min($0 + 100_000, Self.big.count)] }
+            let fromStream = try await connection.send(HTTPRequest(.put, "/echo", body: .stream(AsyncStream { continuation in
+                for chunk in chunks { continuation.yield(Data(chunk)) }
+                continuation.finish()
+            })))
+            #expect(fromStream.body == Self.big)
+            var form = MultipartForm()
+            form.append(name: "greeting", value: "hello")
+            try form.append(name: "upload", fileURL: file, filename: "big.bin")
+            let fromForm = try await connection.send(HTTPRequest(.post, "/echo", body: .multipart(form)))
+            #expect(fromForm.body.count > Self.big.count)
+            #expect(fromForm.body.range(of: Self.big) != nil)
+            #expect(server.sessionCount() == 1)
+        }
+    }
+
     @Test("ALPN picks h2 (nghttpd over TLS): 64 concurrent requests share one connection",
           .enabled(if: NGHTTPD.isInstalled && TestCertificates.isAvailable, needsTLSPeers))
     func multiplexing() async throws {

@@ -17,12 +17,6 @@ extension HTTP2ClientConnection {
             exchange.finish(.failure(.connectionLost.with(detail: "the HTTP/2 connection to \(key) closed")))
             return
         }
-        if exchange.request.upload != nil {
-            pool.http2StreamEnded(self, exchange)
-            exchange.finish(.failure(.unsupportedByTransport.with(
-                detail: "request bodies that are not in memory (streams, files, multipart forms) are not sent over HTTP/2 yet")))
-            return
-        }
         let target: NativeRequestTarget
         do {
             target = try NativeRequestTarget(url: exchange.request.url, proxies: settings.proxies)
@@ -34,7 +28,8 @@ extension HTTP2ClientConnection {
         let fields = HTTP2RequestHeaders.fields(for: exchange.request, target: target, secure: key.secure,
                                                 acceptEncoding: settings.decompression)
         let body = exchange.request.body
-        guard let (streamID, actions) = machine.openStream(headers: fields, endStream: body.isEmpty) else {
+        let hasBody = !body.isEmpty || exchange.request.upload != nil
+        guard let (streamID, actions) = machine.openStream(headers: fields, endStream: !hasBody) else {
             // The server's GOAWAY or a lowered stream limit came first: the pool places it again.
             reportDrainingIfNeeded()
             pool.http2Requeue(self, exchange)
@@ -54,6 +49,9 @@ extension HTTP2ClientConnection {
         perform(actions)
         if !body.isEmpty {
             perform(machine.sendBody(streamID: streamID, [UInt8](body), endStream: true))
+        } else if exchange.upload != nil {
+            uploading.insert(streamID)
+            pumpUpload(streamID)
         }
     }
 
@@ -62,7 +60,7 @@ extension HTTP2ClientConnection {
     func recordRequestsWritten() {
         guard !streams.isEmpty else { return }
         let now = EventLoop.now()
-        for (id, stream) in streams where machine.bufferedBodyCount(id) == 0 {
+        for (id, stream) in streams where machine.bufferedBodyCount(id) == 0 && !uploading.contains(id) {
             stream.exchange.timeline.recordRequestWritten(at: now)
         }
     }
@@ -152,6 +150,7 @@ extension HTTP2ClientConnection {
         }
         // The server did not process it: it goes out again, on this or another connection.
         if let requestID = stream.exchange.poolID { streamOfRequest[requestID] = nil }
+        uploading.remove(id)
         reportDrainingIfNeeded()
         pool.http2Requeue(self, stream.exchange)
     }
@@ -167,6 +166,7 @@ extension HTTP2ClientConnection {
     /// Ends the stream's exchange with `outcome`, once: the pool hears first, then the exchange.
     func endStream(_ id: UInt32, with outcome: Result<HTTPResponse, HTTPConnectionError>) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        uploading.remove(id)
         let exchange = stream.exchange
         if let requestID = exchange.poolID { streamOfRequest[requestID] = nil }
         exchange.wireBodyBytes = stream.response.wireBytes

@@ -56,6 +56,8 @@ final class HTTP2ClientConnection {
 
     /// The requests in flight, by stream id.
     var streams: [UInt32: Stream] = [:]
+    /// The streams whose body is read from an upload (a file, a stream, a form) as windows allow.
+    var uploading: Set<UInt32> = []
     /// The stream of each pool request in flight.
     var streamOfRequest: [PoolStateMachine.RequestID: UInt32] = [:]
     /// Whether the pool was told the connection is ready, the capacity it was told, and
@@ -198,6 +200,10 @@ final class HTTP2ClientConnection {
     private func receive(_ bytes: UnsafeRawBufferPointer) {
         perform(machine.receive(Array(bytes)))
         reportToPool()
+        // A WINDOW_UPDATE may have let buffered body out: read more of the uploads.
+        if !uploading.isEmpty {
+            for id in uploading.sorted() { pumpUpload(id) }
+        }
     }
 
     /// Tells the pool what changed: ready (the server's first SETTINGS), a new stream limit,

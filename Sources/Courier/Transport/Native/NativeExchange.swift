@@ -121,6 +121,10 @@ final class NativeExchange {
         http2Connection = connection
         self.streamID = streamID
         timeline.assign(at: time, connection: connection.timeline, reused: reused)
+        if let body = request.upload {
+            upload?.stop()
+            upload = NativeUpload(body, framesChunks: false)
+        }
     }
 
     /// The final head arrived. A streamed response is handed out now (the waiting `stream` call
