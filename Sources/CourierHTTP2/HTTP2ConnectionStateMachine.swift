@@ -1,5 +1,5 @@
 /// The client side of one HTTP/2 connection as a value: events in, actions out, no I/O
-/// (the start of issue 16's connection machine; not used by the native transport yet).
+/// (driven by the native transport's `HTTP2ClientConnection`).
 ///
 /// Covered: the connection preface and SETTINGS exchange (with ACKs both ways), opening
 /// streams up to the peer's SETTINGS_MAX_CONCURRENT_STREAMS, HEADERS + CONTINUATION assembly
@@ -8,11 +8,12 @@
 /// used; request bodies wait for the peer's windows), RST_STREAM both ways, PING
 /// acknowledgement, and GOAWAY (streams above the last stream id fail as retryable).
 ///
-/// Not yet: back-pressure from the consumer (received data is acknowledged as soon as it is
-/// delivered), timers (SETTINGS acknowledgement timeout, PING timeouts), flood limits for PING
-/// and SETTINGS, content-length checks, STREAM_CLOSED for frames on streams the server itself
-/// closed (they are ignored, like frames on streams this side reset), and sending our own
-/// graceful GOAWAY.
+/// Also: back-pressure from the consumer (`pauseStream`/`resumeStream`), the SETTINGS
+/// acknowledgement timeout as an event (`settingsTimedOut()`), PING and SETTINGS flood limits.
+///
+/// Not yet: PING timeouts, content-length checks, STREAM_CLOSED for frames on streams the
+/// server itself closed (they are ignored, like frames on streams this side reset), and sending
+/// our own graceful GOAWAY.
 public struct HTTP2ConnectionStateMachine: Sendable {
     /// What this side advertises and how large its receive windows are.
     public struct Configuration: Sendable {

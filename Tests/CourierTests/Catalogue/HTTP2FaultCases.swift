@@ -9,7 +9,7 @@ import Testing
 /// the middle of DATA, and never acknowledges SETTINGS. Each case ends in one clear error or
 /// success, with exactly one terminal callback, a connection that still serves (the follow-up
 /// `GET /echo`) and no leak (``runCase(_:on:_:timeout:configure:prepare:during:sourceLocation:)``).
-@Suite("Catalogue H: HTTP/2 faults")
+@Suite("Catalogue Q: HTTP/2 faults")
 struct HTTP2FaultCases {
     /// Runs `requests` against a peer running `script` on each connection, through a native
     /// transport speaking HTTP/2 by prior knowledge.
@@ -43,7 +43,7 @@ struct HTTP2FaultCases {
         return true
     }
 
-    @Test("H1 GOAWAY with streams in flight: the stream at the last stream id completes, the one above it is retried on a new connection")
+    @Test("Q1 GOAWAY with streams in flight: the stream at the last stream id completes, the one above it is retried on a new connection")
     func goAwayInFlight() async throws {
         let (outcomes, peer) = try await run([HTTPRequest(.get, "/a"), HTTPRequest(.get, "/b")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -58,7 +58,7 @@ struct HTTP2FaultCases {
         #expect(peer.connectionsAccepted == 2)
     }
 
-    @Test("H2 GOAWAY with no stream in flight: the next request goes out on a new connection")
+    @Test("Q2 GOAWAY with no stream in flight: the next request goes out on a new connection")
     func goAwayIdle() async throws {
         let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -72,7 +72,7 @@ struct HTTP2FaultCases {
         #expect(peer.connectionsAccepted == 2, "the follow-up must not use the connection that sent GOAWAY")
     }
 
-    @Test("H3 RST_STREAM with a common code fails the request with connectionLost naming the code; the connection serves on",
+    @Test("Q3 RST_STREAM with a common code fails the request with connectionLost naming the code; the connection serves on",
           arguments: [HTTP2ErrorCode.protocolError, .internalError, .cancel, .enhanceYourCalm, .streamClosed])
     func resetStream(code: HTTP2ErrorCode) async throws {
         let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
@@ -87,7 +87,7 @@ struct HTTP2FaultCases {
         #expect(peer.connectionsAccepted == 1)
     }
 
-    @Test("H4 RST_STREAM(REFUSED_STREAM): the server did not process it, so it goes out again and succeeds")
+    @Test("Q4 RST_STREAM(REFUSED_STREAM): the server did not process it, so it goes out again and succeeds")
     func refusedStream() async throws {
         let (outcomes, _) = try await run([HTTPRequest(.post, "/a", body: .text("once"))]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -99,7 +99,7 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].response?.text == "/a", "\(outcomes[0].result)")
     }
 
-    @Test("H5 SETTINGS_MAX_CONCURRENT_STREAMS = 1 with 100 requests: all succeed, one at a time, on one connection")
+    @Test("Q5 SETTINGS_MAX_CONCURRENT_STREAMS = 1 with 100 requests: all succeed, one at a time, on one connection")
     func oneStreamAtATime() async throws {
         let requests = (0..<100).map { HTTPRequest(.get, "/r\($0)") }
         let (outcomes, peer) = try await run(requests) { _, connection in
@@ -111,7 +111,7 @@ struct HTTP2FaultCases {
         #expect(peer.connectionsAccepted == 1)
     }
 
-    @Test("H6 a stream window that never opens: the upload stalls and the request's timeout ends it")
+    @Test("Q6 a stream window that never opens: the upload stalls and the request's timeout ends it")
     func zeroWindow() async throws {
         var upload = HTTPRequest(.post, "/upload", body: .data(Data(count: 100_000), contentType: "application/octet-stream"))
         upload.timeout = .seconds(1)
@@ -125,7 +125,7 @@ struct HTTP2FaultCases {
         #expect(peer.connectionsAccepted == 1, "a stream timeout keeps the connection")
     }
 
-    @Test("H7 a bad HPACK index: COMPRESSION_ERROR ends the connection, the request fails with badResponse")
+    @Test("Q7 a bad HPACK index: COMPRESSION_ERROR ends the connection, the request fails with badResponse")
     func badHPACKIndex() async throws {
         let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -139,7 +139,7 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].error?.detail?.contains("COMPRESSION_ERROR") == true, "\(outcomes[0].result)")
     }
 
-    @Test("H8 a frame larger than SETTINGS_MAX_FRAME_SIZE: FRAME_SIZE_ERROR, badResponse")
+    @Test("Q8 a frame larger than SETTINGS_MAX_FRAME_SIZE: FRAME_SIZE_ERROR, badResponse")
     func oversizedFrame() async throws {
         let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -157,7 +157,7 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].error?.detail?.contains("FRAME_SIZE_ERROR") == true, "\(outcomes[0].result)")
     }
 
-    @Test("H9 a CONTINUATION flood: ENHANCE_YOUR_CALM before the block grows, badResponse")
+    @Test("Q9 a CONTINUATION flood: ENHANCE_YOUR_CALM before the block grows, badResponse")
     func continuationFlood() async throws {
         let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -174,7 +174,7 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].error?.detail?.contains("ENHANCE_YOUR_CALM") == true, "\(outcomes[0].result)")
     }
 
-    @Test("H10 a PING flood and a SETTINGS flood: ENHANCE_YOUR_CALM, badResponse naming the flood",
+    @Test("Q10 a PING flood and a SETTINGS flood: ENHANCE_YOUR_CALM, badResponse naming the flood",
           arguments: ["PING", "SETTINGS"])
     func flood(kind: String) async throws {
         let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
@@ -192,7 +192,7 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].error?.detail?.contains("\(kind) flood") == true, "\(outcomes[0].result)")
     }
 
-    @Test("H11 the server closes in the middle of DATA: connectionLost")
+    @Test("Q11 the server closes in the middle of DATA: connectionLost")
     func closeMidData() async throws {
         let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
@@ -205,7 +205,7 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].error == .connectionLost, "\(outcomes[0].result)")
     }
 
-    @Test("H12 SETTINGS never acknowledged: the connection fails with SETTINGS_TIMEOUT at the connect timeout, timedOut")
+    @Test("Q12 SETTINGS never acknowledged: the connection fails with SETTINGS_TIMEOUT at the connect timeout, timedOut")
     func settingsNeverAcknowledged() async throws {
         let started = ContinuousClock.now
         let (outcomes, _) = try await run([HTTPRequest(.get, "/a")], connectTimeout: .seconds(1)) { index, connection in
@@ -218,7 +218,7 @@ struct HTTP2FaultCases {
         #expect(ContinuousClock.now - started < .seconds(8))
     }
 
-    @Test("H13 a response head over the header list limit: headTooLarge for that request; the connection serves on")
+    @Test("Q13 a response head over the header list limit: headTooLarge for that request; the connection serves on")
     func headerListTooLarge() async throws {
         let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
