@@ -51,6 +51,9 @@ public struct RequestMetrics: Sendable, CustomStringConvertible {
     public var redirects = 0
     /// Whether the last attempt ran on a pooled connection that had carried a response before.
     public var reusedConnection = false
+    /// The protocol of the last attempt, `"HTTP/1.1"` or `"HTTP/2"`, as ``NativeTransport``
+    /// reports it; `nil` with ``URLSessionTransport``.
+    public var httpVersion: String?
     /// What the cache did for this request; `nil` when no cache was consulted.
     public var cache: CacheOutcome?
 

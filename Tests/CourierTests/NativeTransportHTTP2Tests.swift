@@ -63,6 +63,7 @@ struct NativeTransportHTTP2Tests {
             let connection = leaks.track(HTTPConnection(baseURL: server.baseURL, configuration: .init(transport: transport, cache: nil)))
             let fromFile = try await connection.send(HTTPRequest(.post, "/echo", body: try .file(file)))
             #expect(fromFile.body == Self.big)
+            #expect(fromFile.metrics?.httpVersion == "HTTP/2")
             let chunks = stride(from: 0, to: Self.big.count, by: 100_000).map { Self.big[$0..<min($0 + 100_000, Self.big.count)] }
             let fromStream = try await connection.send(HTTPRequest(.put, "/echo", body: .stream(AsyncStream { continuation in
                 for chunk in chunks { continuation.yield(Data(chunk)) }
@@ -225,6 +226,8 @@ struct NativeTransportHTTP2Tests {
             #expect(codes == Array(repeating: 200, count: 8))
             let log = try String(contentsOf: nginx.directory.appendingPathComponent("logs/access.log"), encoding: .utf8)
             #expect(log.split(separator: "\n").allSatisfy { $0.hasPrefix("HTTP/1.1 ") })
+            let connection = leaks.track(HTTPConnection(baseURL: nginx.baseURL, configuration: .init(transport: transport, cache: nil)))
+            #expect(try await connection.get("/rooms.json").metrics?.httpVersion == "HTTP/1.1")
             // HTTP/2 only against the same server fails with a clear error.
             var strict = NativeTransport.Configuration(tls: TLSOptions(trustRoots: .pem(certificates.caPEM)))
             strict.httpVersion = .http2PriorKnowledge

@@ -26,6 +26,7 @@ final class MetricsCollector: Sendable {
             metrics.requestSent = transport.requestSent
             metrics.firstByte = transport.firstByte
             metrics.reusedConnection = transport.reusedConnection
+            metrics.httpVersion = transport.httpVersion
             metrics.bytesSent += transport.bytesSent
             metrics.bytesReceived += transport.bytesReceived
         }

@@ -72,6 +72,8 @@ final class NativeExchange {
     var streamID: UInt32 = 0
     /// How many times it was placed again after a server refused it unprocessed (HTTP/2).
     var requeues = 0
+    /// Whether the connection that took it last speaks HTTP/2 (for the metrics).
+    private var ranOnHTTP2 = false
 
     /// Creates an exchange; called on the requesting task's thread.
     init(request: TransportRequest, wire: [UInt8], bodyInlined: Bool, observer: any TransportObserver,
@@ -107,6 +109,7 @@ final class NativeExchange {
     /// Records that `connection` took the exchange at `time` (after a stale connection, too).
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
         self.connection = connection
+        ranOnHTTP2 = false
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
         if let body = request.upload {
             upload?.stop()
@@ -119,6 +122,7 @@ final class NativeExchange {
     func run(onHTTP2 connection: HTTP2ClientConnection, streamID: UInt32, since time: UInt64, reused: Bool) {
         self.connection = nil
         http2Connection = connection
+        ranOnHTTP2 = true
         self.streamID = streamID
         timeline.assign(at: time, connection: connection.timeline, reused: reused)
         if let body = request.upload {
@@ -196,6 +200,7 @@ final class NativeExchange {
             metrics.bytesReceived = Int64(headBytes + wireBodyBytes)
         }
         timeline.fill(&metrics)
+        if timeline.assigned != nil { metrics.httpVersion = ranOnHTTP2 ? "HTTP/2" : "HTTP/1.1" }
         return metrics
     }
 
