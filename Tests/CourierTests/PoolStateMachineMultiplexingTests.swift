@@ -171,6 +171,64 @@ struct PoolStateMachineMultiplexingTests {
         #expect(pool.originProtocol == .unknown)
     }
 
+    @Test("race: a lowered stream limit takes effect as streams end; nothing waiting starts until there is room")
+    func capacityLowered() {
+        var pool = machine()
+        for i in 1...4 { _ = pool.requestArrived(r(i), timeout: Self.timeout, at: 0) }
+        _ = pool.connectionReadyMultiplexed(c(1), capacity: 3, at: 1)
+        #expect(pool.capacityChanged(c(1), capacity: 1, at: 2) == .none)
+        #expect(pool.streamEnded(r(1), on: c(1), at: 3) == .none)
+        #expect(pool.streamEnded(r(2), on: c(1), at: 4) == .none)
+        #expect(pool.streamEnded(r(3), on: c(1), at: 5) == .init(request: .execute(r(4), on: c(1))))
+    }
+
+    @Test("a server that allows 0 streams: requests wait, and time out by the wait check, never hang")
+    func zeroCapacity() {
+        var pool = machine()
+        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        #expect(pool.connectionReadyMultiplexed(c(1), capacity: 0, at: 1) == .init(connection: .rest(c(1), sweepAt: 1 + Self.idle)))
+        let action = pool.waitCheck(r(1), at: Self.timeout)
+        guard case .fail(r(1), let error) = action.request else {
+            Issue.record("expected the wait to time out, got \(action)")
+            return
+        }
+        #expect(error == .timedOut)
+    }
+
+    @Test("race: a request cancelled after it was placed again fails as cancelled and leaves the queue")
+    func cancelAfterRequeue() {
+        var pool = machine()
+        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        _ = pool.connectionReadyMultiplexed(c(1), capacity: 10, at: 1)
+        _ = pool.connectionDraining(c(1))
+        _ = pool.streamEnded(r(1), on: c(1), at: 2)
+        #expect(pool.requeue(r(1), previousRequeues: 0, timeout: Self.timeout, at: 2).connection == .open(c(2)))
+        #expect(pool.requestCancelled(r(1)) == .init(request: .fail(r(1), .cancelled)))
+        #expect(pool.waitingCount == 0)
+        // The new connection comes up with nothing to do and rests.
+        #expect(pool.connectionReadyMultiplexed(c(2), capacity: 10, at: 3) == .init(connection: .rest(c(2), sweepAt: 3 + Self.idle)))
+    }
+
+    @Test("a connection opened for one request alone (a stale retry) that negotiates HTTP/2 serves that request first")
+    func dedicatedUpgrade() {
+        var pool = machine()
+        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        _ = pool.requestArrived(r(2), timeout: Self.timeout, at: 0)
+        _ = pool.connectionReady(c(1), at: 1)  // HTTP/1.1 after all: r1 runs there
+        #expect(pool.retryOnFreshConnection(r(1), timeout: Self.timeout, at: 2).connection == .open(c(3)))
+        #expect(pool.connectionReadyMultiplexed(c(3), capacity: 10, at: 3).request == .executeAll([r(1), r(2)], on: c(3)))
+    }
+
+    @Test("events for connections or requests the pool does not know change nothing")
+    func unknownEvents() {
+        var pool = machine()
+        #expect(pool.connectionReadyMultiplexed(c(9), capacity: 5, at: 0) == .none)
+        #expect(pool.streamEnded(r(9), on: c(9), at: 0) == .none)
+        #expect(pool.capacityChanged(c(9), capacity: 5, at: 0) == .none)
+        #expect(pool.connectionDraining(c(9)) == .none)
+        #expect(pool.connectionCount == 0 && pool.requests.isEmpty)
+    }
+
     @Test("shutdown closes HTTP/2 connections and fails waiting requests")
     func shutdown() {
         var pool = machine()
