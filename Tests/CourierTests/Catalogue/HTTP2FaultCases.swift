@@ -14,6 +14,7 @@ struct HTTP2FaultCases {
     /// Runs `requests` against a peer running `script` on each connection, through a native
     /// transport speaking HTTP/2 by prior knowledge.
     private func run(_ requests: [HTTPRequest], timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10),
+                     prepare: (HTTPConnection) async throws -> Void = { _ in },
                      sourceLocation: SourceLocation = #_sourceLocation,
                      script: @escaping HTTP2ScriptedPeer.Script) async throws -> (outcomes: [CaseOutcome], peer: HTTP2ScriptedPeer) {
         let peer = try HTTP2ScriptedPeer(script: script)
@@ -28,6 +29,7 @@ struct HTTP2FaultCases {
                                              made.value = transport
                                              connection.transport = transport
                                          },
+                                         prepare: prepare,
                                          during: { context, _ in
                                              if let transport = made.value { context.leaks.track(transport) }
                                          },
@@ -216,6 +218,29 @@ struct HTTP2FaultCases {
         #expect(outcomes[0].error == .timedOut, "\(outcomes[0].result)")
         #expect(outcomes[0].error?.detail?.contains("acknowledge") == true, "\(outcomes[0].result)")
         #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
+    @Test("Q14 the server closes a pooled connection under a new request: a GET goes out once more on a new connection, a POST fails with connectionLost",
+          arguments: [HTTPRequest.Method.get, .post])
+    func staleConnection(method: HTTPRequest.Method) async throws {
+        let (outcomes, peer) = try await run([HTTPRequest(method, "/second")], prepare: { connection in
+            // Makes the connection a pooled one that has carried a response.
+            _ = try await connection.get("/first")
+        }) { index, connection in
+            if try Self.laterConnectionsServe(index, connection) { return }
+            try connection.start()
+            guard let first = try connection.nextRequest() else { return }
+            connection.respond(first.streamID, body: Array(first.path.utf8))
+            // The next request arrives; the connection closes without a word.
+            _ = try connection.nextRequest()
+            connection.close()
+        }
+        if method == .get {
+            #expect(outcomes[0].response?.text == "/second", "\(outcomes[0].result)")
+        } else {
+            #expect(outcomes[0].error == .connectionLost, "\(outcomes[0].result)")
+        }
+        #expect(peer.connectionsAccepted == 2)
     }
 
     @Test("Q13 a response head over the header list limit: headTooLarge for that request; the connection serves on")

@@ -292,11 +292,34 @@ final class HTTP2ClientConnection {
 
     // MARK: - Closing
 
-    /// The transport under the connection failed or closed: every stream fails with `error`.
+    /// The transport under the connection failed or closed: every stream fails with `error`,
+    /// except a stale connection's: a request that is safe to repeat, sent on a connection that
+    /// had carried a response before and answered with nothing at all, goes out once more on
+    /// another connection (as HTTP/1.1 does for a pooled connection the server closed).
     func lost(_ error: HTTPConnectionError) {
         guard !isClosed else { return }
         let actions = machine.transportClosed(reason: error.detail ?? "the connection closed")
-        for case .streamFailed(let id, _) in actions { endStream(id, with: .failure(error)) }
+        var stale: [NativeExchange] = []
+        for case .streamFailed(let id, _) in actions {
+            if let stream = streams[id], stream.response.head == nil, stream.exchange.timeline.reused,
+               stream.exchange.isIdempotent, stream.exchange.staleRetries == 0, pool != nil {
+                streams[id] = nil
+                uploading.remove(id)
+                if let requestID = stream.exchange.poolID { streamOfRequest[requestID] = nil }
+                stream.exchange.staleRetries = 1
+                stale.append(stream.exchange)
+            } else {
+                endStream(id, with: .failure(error))
+            }
+        }
+        if let pool, !stale.isEmpty {
+            // Never onto this connection again: it is as good as closed.
+            if !reportedDraining {
+                reportedDraining = true
+                pool.http2ConnectionDraining(self)
+            }
+            for exchange in stale { pool.http2Requeue(self, exchange) }
+        }
         close(establishmentError: isReady ? nil : error)
     }
 
