@@ -35,7 +35,7 @@ let package = Package(
         // TLS client sessions over OpenSSL memory BIOs.
         .target(name: "CourierTLS", dependencies: ["COpenSSL"]),
         // The HTTP connection framework.
-        .target(name: "Courier", dependencies: ["CourierWire", "CourierHTTP1", "CourierTLS"],
+        .target(name: "Courier", dependencies: ["CourierWire", "CourierHTTP1", "CourierHTTP2", "CourierTLS"],
                 exclude: ["Transport/Native/DESIGN.md"]),
         // A neutral HTTP/1.1 server core used by the test server and the ChatCave server.
         .target(name: "HTTPServerCore", dependencies: ["CourierWire", "CourierHTTP1"]),
@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP2", "CourierTestServer"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTestServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "CourierTestServer"]),
+        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "CourierHTTP2", "CourierTestServer"]),
         .testTarget(name: "ChatCaveTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
         .testTarget(name: "ChatCaveServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "ChatCaveServer", "CourierTestServer"]),
     ],

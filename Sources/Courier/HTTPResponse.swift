@@ -10,6 +10,10 @@ public struct HTTPResponse: Sendable {
     public var body: Data
     /// The URL of the request that produced this response (after any redirects).
     public var url: URL
+    /// The trailer fields that followed the body: set by ``NativeTransport`` for an HTTP/2
+    /// response that sent them (a collected body only); empty otherwise, and for HTTP/1.1,
+    /// whose chunked trailers are checked against the limits and dropped.
+    public var trailers: HTTPHeaders = [:]
     /// What the request cost; set on responses delivered by ``HTTPConnection``.
     public var metrics: RequestMetrics? {
         get { storedMetrics?.value }

@@ -74,6 +74,12 @@ public struct RequestMetrics: Sendable, CustomStringConvertible {
         get { lastAttempt.reusedConnection }
         set { lastAttempt.reusedConnection = newValue }
     }
+    /// ``TransportMetrics/httpVersion`` of the last attempt: `"HTTP/1.1"` or `"HTTP/2"`, as
+    /// ``NativeTransport`` reports it; `nil` with ``URLSessionTransport``.
+    public var httpVersion: String? {
+        get { lastAttempt.httpVersion }
+        set { lastAttempt.httpVersion = newValue }
+    }
     /// What the cache did for this request; `nil` when no cache was consulted.
     public var cache: CacheOutcome?
 

@@ -27,6 +27,12 @@ public struct HTTP2StreamFailure: Sendable, Equatable {
     /// What happened, e.g. "the peer reset the stream".
     public var reason: String
 
+    /// The reason of a failure the server caused with RST_STREAM.
+    public static let serverReset = "the server reset the stream"
+    /// The reason of a failure because a response's field block exceeded the advertised
+    /// SETTINGS_MAX_HEADER_LIST_SIZE.
+    public static let headerListTooLarge = "the response's header list exceeds SETTINGS_MAX_HEADER_LIST_SIZE"
+
     /// Creates a failure.
     /// - Parameters:
     ///   - code: The error code.

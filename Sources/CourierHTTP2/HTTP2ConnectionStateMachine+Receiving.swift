@@ -7,6 +7,12 @@ extension HTTP2ConnectionStateMachine {
     mutating func handle(_ frame: HTTP2Frame, output: inout [UInt8], actions: inout [HTTP2ConnectionAction]) throws(HTTP2ProtocolError) {
         switch frame {
         case .settings(let settings):
+            settingsWithoutData += 1
+            if settingsWithoutData > configuration.maxSettingsWithoutData {
+                throw .connection(.enhanceYourCalm,
+                                  "a SETTINGS flood: more than \(configuration.maxSettingsWithoutData) SETTINGS frames without HEADERS or DATA")
+            }
+            hasReceivedPeerSettings = true
             try applyPeerSettings(settings, output: &output)
             HTTP2Frame.settingsAck.serialize(into: &output)
         case .settingsAck:
@@ -14,7 +20,13 @@ extension HTTP2ConnectionStateMachine {
             unacknowledgedSettings -= 1
             parser.maxFrameSize = configuration.maxFrameSize
         case .ping(let opaque, let ack):
-            if !ack { HTTP2Frame.ping(opaque: opaque, ack: true).serialize(into: &output) }
+            guard !ack else { return }
+            pingsWithoutData += 1
+            if pingsWithoutData > configuration.maxPingsWithoutData {
+                throw .connection(.enhanceYourCalm,
+                                  "a PING flood: more than \(configuration.maxPingsWithoutData) PING frames without HEADERS or DATA")
+            }
+            HTTP2Frame.ping(opaque: opaque, ack: true).serialize(into: &output)
         case .goAway(let lastStreamID, let code, _):
             receivedGoAway = true
             for id in streams.keys.sorted() where id > lastStreamID {
@@ -28,11 +40,13 @@ extension HTTP2ConnectionStateMachine {
             try checkNotIdle(streamID, "an RST_STREAM")
             if streams.removeValue(forKey: streamID) != nil {
                 actions.append(.streamFailed(streamID: streamID, HTTP2StreamFailure(
-                    code: code, retryable: code == .refusedStream, reason: "the server reset the stream")))
+                    code: code, retryable: code == .refusedStream, reason: HTTP2StreamFailure.serverReset)))
             }
         case .priority:
             return
         case .headers(let streamID, let block, let endStream, let endHeaders, _, _):
+            pingsWithoutData = 0
+            settingsWithoutData = 0
             guard streamID & 1 == 1 else { throw .connection(.protocolError, "HEADERS on a stream the server may not open") }
             try checkNotIdle(streamID, "HEADERS")
             if endHeaders {
@@ -50,6 +64,8 @@ extension HTTP2ConnectionStateMachine {
                 try fieldBlockComplete(streamID, endStream: pending.endStream, pending.bytes, output: &output, actions: &actions)
             }
         case .data(let streamID, let data, let endStream, _):
+            pingsWithoutData = 0
+            settingsWithoutData = 0
             try receiveData(streamID, data, length: frame.flowControlledLength, endStream: endStream, output: &output, actions: &actions)
         case .pushPromise:
             throw .connection(.protocolError, "a PUSH_PROMISE arrived, but push is disabled")
@@ -131,7 +147,7 @@ extension HTTP2ConnectionStateMachine {
             finish(streamID, output: &output, actions: &actions)
             return
         }
-        if stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
+        if !stream.paused, stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
             HTTP2Frame.windowUpdate(streamID: streamID, increment: UInt32(stream.receivedSinceUpdate)).serialize(into: &output)
             stream.receiveWindow += stream.receivedSinceUpdate
             stream.receivedSinceUpdate = 0
@@ -149,7 +165,7 @@ extension HTTP2ConnectionStateMachine {
             fields = try decoder.decode(block)
         } catch where error == .headerListTooLarge {
             guard streams[streamID] != nil else { return }
-            throw .stream(.protocolError, streamID, "the response's header list exceeds SETTINGS_MAX_HEADER_LIST_SIZE")
+            throw .stream(.protocolError, streamID, HTTP2StreamFailure.headerListTooLarge)
         } catch {
             throw .connection(.compressionError, error.description)
         }

@@ -1,5 +1,5 @@
 /// The client side of one HTTP/2 connection as a value: events in, actions out, no I/O
-/// (the start of issue 16's connection machine; not used by the native transport yet).
+/// (driven by the native transport's `HTTP2ClientConnection`).
 ///
 /// Covered: the connection preface and SETTINGS exchange (with ACKs both ways), opening
 /// streams up to the peer's SETTINGS_MAX_CONCURRENT_STREAMS, HEADERS + CONTINUATION assembly
@@ -8,11 +8,12 @@
 /// used; request bodies wait for the peer's windows), RST_STREAM both ways, PING
 /// acknowledgement, and GOAWAY (streams above the last stream id fail as retryable).
 ///
-/// Not yet: back-pressure from the consumer (received data is acknowledged as soon as it is
-/// delivered), timers (SETTINGS acknowledgement timeout, PING timeouts), flood limits for PING
-/// and SETTINGS, content-length checks, STREAM_CLOSED for frames on streams the server itself
-/// closed (they are ignored, like frames on streams this side reset), and sending our own
-/// graceful GOAWAY.
+/// Also: back-pressure from the consumer (`pauseStream`/`resumeStream`), the SETTINGS
+/// acknowledgement timeout as an event (`settingsTimedOut()`), PING and SETTINGS flood limits.
+///
+/// Not yet: PING timeouts, content-length checks, STREAM_CLOSED for frames on streams the
+/// server itself closed (they are ignored, like frames on streams this side reset), and sending
+/// our own graceful GOAWAY.
 public struct HTTP2ConnectionStateMachine: Sendable {
     /// What this side advertises and how large its receive windows are.
     public struct Configuration: Sendable {
@@ -27,17 +28,23 @@ public struct HTTP2ConnectionStateMachine: Sendable {
         public var maxHeaderListSize = 65_536
         /// SETTINGS_HEADER_TABLE_SIZE advertised (the peer encoder's table limit).
         public var headerTableSize = 4096
+        /// The most PING frames (not acknowledgements) the peer may send without a HEADERS or
+        /// DATA frame between them; one more is a PING flood (ENHANCE_YOUR_CALM).
+        public var maxPingsWithoutData = 100
+        /// The most SETTINGS frames (not acknowledgements) the peer may send without a HEADERS
+        /// or DATA frame between them; one more is a SETTINGS flood (ENHANCE_YOUR_CALM).
+        public var maxSettingsWithoutData = 100
 
         /// The defaults above.
         public init() {}
     }
 
-    private enum State: Sendable, Equatable {
+    enum State: Sendable, Equatable {
         case idle, open, closed
     }
 
     let configuration: Configuration
-    private var state = State.idle
+    var state = State.idle
     var parser: HTTP2FrameParser
     var decoder: HPACKDecoder
     var encoder = HPACKEncoder()
@@ -60,6 +67,11 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     var receivedGoAway = false
     /// SETTINGS frames sent and not yet acknowledged.
     var unacknowledgedSettings = 0
+    /// PING and SETTINGS frames received since the last HEADERS or DATA frame (flood limits).
+    var pingsWithoutData = 0
+    var settingsWithoutData = 0
+    /// Whether the peer's first SETTINGS frame arrived.
+    public internal(set) var hasReceivedPeerSettings = false
 
     /// Creates a machine for a new connection.
     /// - Parameter configuration: What to advertise.

@@ -16,6 +16,8 @@ struct HTTP2StreamState: Sendable {
     var receiveWindow: Int
     /// Octets received and not yet given back with a WINDOW_UPDATE.
     var receivedSinceUpdate = 0
+    /// Whether the consumer stopped reading: received octets are not given back until it resumes.
+    var paused = false
     /// How many more octets this side may send on this stream (may go negative, §6.9.2).
     var sendWindow: Int
     /// Request body octets waiting for flow-control window, from `pendingStart`.

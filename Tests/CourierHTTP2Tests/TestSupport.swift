@@ -1,4 +1,5 @@
 @testable import CourierHTTP2
+import CourierTestSupport
 import CourierTestServer
 
 /// Bytes from hex text such as "8286 8441 0f77"; spaces and newlines are ignored.

@@ -38,8 +38,10 @@ package final class Nginx: Sendable {
     ///   - tls: a certificate and key file to serve `https` with.
     ///   - host: the name used in ``baseURL``; `127.0.0.1` by default.
     ///   - ipv6: whether to listen on `[::1]` too, on the same port.
+    ///   - http2: whether the TLS listener offers HTTP/2 with ALPN (`listen … ssl http2`).
     package init(files: [String: Data] = [:], server: String = "", http: String = "",
-         tls: (certificate: String, key: String)? = nil, host: String = "127.0.0.1", ipv6: Bool = false) throws {
+         tls: (certificate: String, key: String)? = nil, host: String = "127.0.0.1", ipv6: Bool = false,
+         http2: Bool = false) throws {
         guard let executable = Nginx.executable else { throw PeerError("nginx is not installed") }
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("courier-nginx-\(UUID().uuidString)")
         let manager = FileManager.default
@@ -57,7 +59,7 @@ package final class Nginx: Sendable {
             let root = directory.path
             let sixListen = ipv6 ? "listen [::1]:\(port)\(tls == nil ? "" : " ssl");" : ""
             let listen = tls == nil ? "listen 127.0.0.1:\(port); \(sixListen)" : """
-                listen 127.0.0.1:\(port) ssl; \(sixListen)
+                listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : ""); \(sixListen)
                 ssl_certificate \(tls!.certificate);
                 ssl_certificate_key \(tls!.key);
                 ssl_protocols TLSv1.2 TLSv1.3;
@@ -115,15 +117,15 @@ package final class Nginx: Sendable {
     }
 
     /// Starts nginx on a thread of its own (see ``blocking(_:)``); the parameters are those of
-    /// ``init(files:server:http:tls:host:ipv6:)``.
+    /// ``init(files:server:http:tls:host:ipv6:http2:)``.
     package static func start(files: [String: Data] = [:], server: String = "", http: String = "",
                       tls: (certificate: String, key: String)? = nil, host: String = "127.0.0.1",
-                      ipv6: Bool = false) async throws -> Nginx {
+                      ipv6: Bool = false, http2: Bool = false) async throws -> Nginx {
         let certificate = tls?.certificate
         let key = tls?.key
         return try await blocking {
             try Nginx(files: files, server: server, http: http,
-                      tls: certificate.flatMap { c in key.map { (c, $0) } }, host: host, ipv6: ipv6)
+                      tls: certificate.flatMap { c in key.map { (c, $0) } }, host: host, ipv6: ipv6, http2: http2)
         }
     }
 

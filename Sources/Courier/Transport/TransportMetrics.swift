@@ -28,6 +28,9 @@ public struct TransportMetrics: Sendable {
     public var bytesReceived: Int64 = 0
     /// Whether the attempt ran on a pooled connection that had carried a response before.
     public var reusedConnection = false
+    /// The protocol the attempt spoke, `"HTTP/1.1"` or `"HTTP/2"`; `nil` when the transport
+    /// does not say (``URLSessionTransport``) or no connection took the attempt.
+    public var httpVersion: String?
 
     /// Creates empty transport metrics.
     public init() {}

@@ -24,6 +24,16 @@ struct CaseOutcome: Sendable {
     var status: Int? { response?.status.code ?? error?.response?.status.code }
 }
 
+/// A server a reliability case runs against: its base URL, and the port whose client sockets
+/// must all be closed at the end. It must answer the follow-up `GET /echo` with 200.
+protocol CaseServer {
+    var baseURL: URL { get }
+    var port: Int { get }
+}
+
+extension TestServer: CaseServer {}
+extension HTTP2ScriptedPeer: CaseServer {}
+
 /// The connection a case runs on, and what it recorded, for the case's own checks.
 struct CaseContext {
     let connection: HTTPConnection
@@ -50,7 +60,7 @@ struct CaseContext {
 ///   - prepare: runs on the connection before the requests start (authenticators, priming requests…).
 ///   - during: runs once every request has started (cancels, rotations…).
 /// - Returns: each request's outcome, in order.
-func runCase(_ transport: TransportUnderTest, on server: TestServer, _ requests: [HTTPRequest],
+func runCase(_ transport: TransportUnderTest, on server: some CaseServer, _ requests: [HTTPRequest],
              timeout: Duration? = .seconds(10),
              configure: (inout HTTPConnection.Configuration) -> Void = { _ in },
              prepare: (HTTPConnection) async throws -> Void = { _ in },
@@ -95,7 +105,7 @@ func runCase(_ transport: TransportUnderTest, on server: TestServer, _ requests:
 }
 
 /// Runs a single-request reliability case; see ``runCase(_:on:_:timeout:configure:prepare:during:sourceLocation:)``.
-func runCase(_ transport: TransportUnderTest, on server: TestServer, _ request: HTTPRequest,
+func runCase(_ transport: TransportUnderTest, on server: some CaseServer, _ request: HTTPRequest,
              timeout: Duration? = .seconds(10),
              configure: (inout HTTPConnection.Configuration) -> Void = { _ in },
              prepare: (HTTPConnection) async throws -> Void = { _ in },

@@ -79,9 +79,9 @@ final class LeakCheck: Sendable {
     }
 
     /// A tracked connection to `server` over a fresh tracked transport; the server's port is watched.
-    func connection(_ server: TestServer, _ kind: TransportUnderTest, timeout: Duration? = .seconds(10),
+    func connection(_ server: some CaseServer, _ kind: TransportUnderTest, timeout: Duration? = .seconds(10),
                     configure: (inout HTTPConnection.Configuration) -> Void = { _ in }) -> HTTPConnection {
-        watch(server)
+        watch(port: server.port)
         var configuration = HTTPConnection.Configuration(timeout: timeout, transport: transport(kind))
         configure(&configuration)
         return track(HTTPConnection(baseURL: server.baseURL, configuration: configuration))

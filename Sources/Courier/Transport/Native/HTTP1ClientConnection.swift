@@ -46,7 +46,7 @@ final class HTTP1ClientConnection {
     /// ``tls``, runs inside it); `nil` otherwise.
     var proxyTLS: TLSClientSession?
     /// The epoll interest registered for the socket.
-    private var interest = EventLoop.Interest.none
+    var interest = EventLoop.Interest.none
     /// Finds and connects the socket while the machine is connecting.
     var connector: NativeConnector?
     /// Whether the socket, timer and connector were released (the connection closed).
@@ -142,7 +142,14 @@ final class HTTP1ClientConnection {
     func becomeReady() {
         setInterest(.readable)
         if tls != nil { timeline.handshakeEnd = EventLoop.now() }
-        pool?.connectionReady(self)
+        switch negotiatedProtocol {
+        case .http1:
+            pool?.connectionReady(self)
+        case .http2:
+            handOverToHTTP2()
+        case .refused(let error):
+            perform(machine.establishmentFailed(error))
+        }
     }
 
     // MARK: - Readiness
@@ -206,7 +213,7 @@ final class HTTP1ClientConnection {
     }
 
     /// Releases everything the connection holds; returns the pool to notify.
-    private func tearDown() -> HostPool? {
+    func tearDown() -> HostPool? {
         tornDown = true
         connector?.cancel()
         connector = nil

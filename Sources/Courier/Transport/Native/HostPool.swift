@@ -23,12 +23,14 @@ final class HostPool {
     /// The loop's context, attached on first use.
     private(set) var context: NativeLoopContext?
     private var selfBound: LoopBound<HostPool>?
-    private var machine: PoolStateMachine
+    var machine: PoolStateMachine
     /// Exchanges the pool holds until a connection takes them: waiting, or placed by the
     /// machine a moment before the connection starts them.
-    private var exchanges: [RequestID: NativeExchange] = [:]
-    /// Every open or opening connection.
-    private(set) var connections: [ConnectionID: HTTP1ClientConnection] = [:]
+    var exchanges: [RequestID: NativeExchange] = [:]
+    /// Every open or opening connection, until it turns out to speak HTTP/2.
+    var connections: [ConnectionID: HTTP1ClientConnection] = [:]
+    /// Every HTTP/2 connection (taken over from an ``HTTP1ClientConnection`` that established it).
+    var http2Connections: [ConnectionID: HTTP2ClientConnection] = [:]
     private var nextRequest = 0
     private var sweepTimer: EventLoop.Timer?
 
@@ -40,8 +42,11 @@ final class HostPool {
         self.settings = settings
         self.tlsContext = tlsContext
         self.contextBound = context
+        let mayUseHTTP2 = key.secure ? settings.httpVersion != .http1Only
+            : settings.httpVersion == .http2PriorKnowledge && !key.forwardsThroughProxy
         self.machine = PoolStateMachine(origin: "\(key)", maxConnections: settings.maxConnectionsPerHost,
-                                        idleTimeout: settings.idleTimeout)
+                                        idleTimeout: settings.idleTimeout, mayUseHTTP2: mayUseHTTP2,
+                                        maxMultiplexedConnections: settings.maxHTTP2Connections)
         settings.census.pool(1)
     }
 
@@ -114,7 +119,7 @@ final class HostPool {
     }
 
     /// Carries out what the machine decided.
-    private func perform(_ action: PoolStateMachine.Action) {
+    func perform(_ action: PoolStateMachine.Action) {
         switch action.request {
         case .none:
             break
@@ -129,7 +134,13 @@ final class HostPool {
         case .failAll(let ids, let error):
             for id in ids { exchanges.removeValue(forKey: id)?.finish(.failure(error)) }
         case .abort(let id, let connectionID, let error):
-            connections[connectionID]?.abort(requestID: id, with: error)
+            if let connection = connections[connectionID] {
+                connection.abort(requestID: id, with: error)
+            } else {
+                http2Connections[connectionID]?.abort(requestID: id, with: error)
+            }
+        case .executeAll(let ids, let connectionID):
+            executeAll(ids, on: connectionID)
         }
         switch action.connection {
         case .none:
@@ -154,6 +165,11 @@ final class HostPool {
             return
         }
         guard let connection = connections[connectionID] else {
+            if let multiplexed = http2Connections[connectionID] {
+                exchange.stopWaitCheck()
+                multiplexed.execute([exchange])
+                return
+            }
             // The machine and the pool always agree on open connections; this cannot happen.
             exchange.finish(.failure(.transportFailed.with(detail: "the pool lost connection \(connectionID)")))
             return
@@ -180,7 +196,11 @@ final class HostPool {
     /// Closes a connection the machine no longer counts (idle expiry, or shutdown); a request on
     /// it fails with the shutdown error.
     private func closeExpired(_ id: ConnectionID) {
-        connections[id]?.shutDown()
+        if let connection = connections[id] {
+            connection.shutDown()
+        } else {
+            http2Connections[id]?.shutDown()
+        }
     }
 
     // MARK: - Idle connections

@@ -67,6 +67,13 @@ final class NativeExchange {
     var wireBodyBytes = 0
     /// The connection carrying it, while one does (for a streamed body's demand).
     weak var connection: HTTP1ClientConnection?
+    /// The HTTP/2 connection carrying it, while one does, and its stream there.
+    weak var http2Connection: HTTP2ClientConnection?
+    var streamID: UInt32 = 0
+    /// How many times it was placed again after a server refused it unprocessed (HTTP/2).
+    var requeues = 0
+    /// Whether the connection that took it last speaks HTTP/2 (for the metrics).
+    private var ranOnHTTP2 = false
 
     /// Creates an exchange; called on the requesting task's thread.
     init(request: TransportRequest, wire: [UInt8], bodyInlined: Bool, observer: any TransportObserver,
@@ -102,10 +109,25 @@ final class NativeExchange {
     /// Records that `connection` took the exchange at `time` (after a stale connection, too).
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
         self.connection = connection
+        ranOnHTTP2 = false
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
         if let body = request.upload {
             upload?.stop()
             upload = NativeUpload(body)
+        }
+    }
+
+    /// Records that the HTTP/2 `connection` took the exchange at `time`, on stream `streamID`;
+    /// `reused` when the connection carried a stream before.
+    func run(onHTTP2 connection: HTTP2ClientConnection, streamID: UInt32, since time: UInt64, reused: Bool) {
+        self.connection = nil
+        http2Connection = connection
+        ranOnHTTP2 = true
+        self.streamID = streamID
+        timeline.assign(at: time, connection: connection.timeline, reused: reused)
+        if let body = request.upload {
+            upload?.stop()
+            upload = NativeUpload(body, framesChunks: false)
         }
     }
 
@@ -122,6 +144,10 @@ final class NativeExchange {
 
     /// The consumer of the streamed body wants more: its connection reads again.
     func consumerWantsMore() {
+        if phase == .streamingBody, let http2Connection {
+            http2Connection.resumeReading(self)
+            return
+        }
         guard phase == .streamingBody, let connection, connection.exchange === self else { return }
         connection.resumeReading()
     }
@@ -159,6 +185,7 @@ final class NativeExchange {
         upload?.stop()
         pool = nil
         connection = nil
+        http2Connection = nil
         selfBound = nil
         observer.transportDidCollect(metrics())
     }
@@ -172,6 +199,7 @@ final class NativeExchange {
             metrics.bytesReceived = Int64(headBytes + wireBodyBytes)
         }
         timeline.fill(&metrics)
+        if timeline.assigned != nil { metrics.httpVersion = ranOnHTTP2 ? "HTTP/2" : "HTTP/1.1" }
         return metrics
     }
 

@@ -96,17 +96,18 @@ enum NativeRequestEncoder {
     }
 
     /// Whether a method announces an empty body with `Content-Length: 0` (RFC 9110 §8.6).
-    private static func sendsEmptyLength(_ method: HTTPRequest.Method) -> Bool {
+    static func sendsEmptyLength(_ method: HTTPRequest.Method) -> Bool {
         switch method.rawValue {
         case "POST", "PUT", "PATCH": true
         default: false
         }
     }
 
-    private enum FieldKind { case host, framing, userAgent, acceptEncoding, proxyAuthorization, other }
+    /// The fields the encoders write themselves, and the rest.
+    enum FieldKind { case host, framing, userAgent, acceptEncoding, proxyAuthorization, other }
 
-    /// Recognises the fields the encoder writes itself, without allocating.
-    private static func classify(_ name: String) -> FieldKind {
+    /// Recognises the fields the encoders write themselves, without allocating.
+    static func classify(_ name: String) -> FieldKind {
         switch name.utf8.count {
         case 4 where HTTPHeaders.sameName(name, "Host"): .host
         case 10 where HTTPHeaders.sameName(name, "User-Agent"): .userAgent

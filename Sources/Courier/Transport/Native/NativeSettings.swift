@@ -20,6 +20,10 @@ struct NativeSettings: Sendable {
     let proxies: ProxyConfiguration
     /// Hosts reached over Unix domain sockets.
     let unixSockets: [NativeTransport.UnixSocketRoute]
+    /// Which HTTP version to speak.
+    let httpVersion: NativeTransport.HTTPVersionPolicy
+    /// The most HTTP/2 connections per origin.
+    let maxHTTP2Connections: Int
     /// Live pools and connections of the transport these settings belong to.
     let census = NativeCensus()
     /// The TLS contexts of `https://` proxies.
@@ -40,5 +44,7 @@ struct NativeSettings: Sendable {
         connectionAttemptDelay = configuration.connectionAttemptDelay
         proxies = configuration.proxy
         unixSockets = configuration.unixSockets
+        httpVersion = configuration.httpVersion
+        maxHTTP2Connections = max(configuration.maxHTTP2ConnectionsPerHost, 1)
     }
 }

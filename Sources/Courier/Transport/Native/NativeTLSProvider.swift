@@ -9,10 +9,13 @@ import Synchronization
 /// ``HTTPConnectionError/clientKeyMismatch`` or ``HTTPConnectionError/clientKeyPassphraseIncorrect``.
 final class NativeTLSProvider: Sendable {
     private let options: TLSOptions
+    private let applicationProtocols: [String]
     private let cached = Mutex<Result<TLSContext, HTTPConnectionError>?>(nil)
 
-    init(options: TLSOptions) {
+    /// A provider for `options`, offering `applicationProtocols` with ALPN (most preferred first).
+    init(options: TLSOptions, applicationProtocols: [String]) {
         self.options = options
+        self.applicationProtocols = applicationProtocols
     }
 
     /// The shared context.
@@ -22,7 +25,7 @@ final class NativeTLSProvider: Sendable {
             if let cached { return cached }
             let made: Result<TLSContext, HTTPConnectionError>
             do throws(TLSError) {
-                made = .success(try TLSContext(configuration: options.tlsConfiguration))
+                made = .success(try TLSContext(configuration: options.tlsConfiguration(applicationProtocols: applicationProtocols)))
             } catch {
                 made = .failure(NativeErrors.tls(error).with(detail: "the TLS options cannot be used: \(error)"))
             }

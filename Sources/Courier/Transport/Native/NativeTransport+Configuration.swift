@@ -54,6 +54,14 @@ extension NativeTransport {
         /// again. Requests sent with ``NativeTransport/stream(_:observer:)`` do not wait: their
         /// `407` ends them. Default: `nil` (a `407` ends the request).
         public var proxyAuthenticator: (any ProxyAuthenticator)? = nil
+        /// Which HTTP version to speak (``HTTPVersionPolicy``). Default: ``HTTPVersionPolicy/automatic``
+        /// (HTTP/2 over `https` when the server picks it with ALPN, else HTTP/1.1).
+        public var httpVersion: HTTPVersionPolicy = .automatic
+        /// The most HTTP/2 connections open at once to one origin. One HTTP/2 connection carries
+        /// as many requests at once as the server allows (its `SETTINGS_MAX_CONCURRENT_STREAMS`);
+        /// the rest wait in the pool's first-in, first-out queue, and a second connection is opened
+        /// for them only when this is above 1. Default: 1. Values below 1 count as 1.
+        public var maxHTTP2ConnectionsPerHost: Int = 1
 
         /// Creates a configuration; every parameter has the default documented on its property.
         /// - Parameters:

@@ -73,7 +73,8 @@ public final class NativeTransport: Transport {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.settings = NativeSettings(configuration)
-        self.tls = NativeTLSProvider(options: configuration.tls)
+        self.tls = NativeTLSProvider(options: configuration.tls,
+                                     applicationProtocols: configuration.httpVersion.applicationProtocols)
         self.proxyAuthentication = configuration.proxyAuthenticator.map(ProxyAuthenticationRegistry.init)
         do {
             let group = try EventLoopGroup(count: max(configuration.loopCount, 1), name: "courier-http")

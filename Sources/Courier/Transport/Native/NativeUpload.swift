@@ -66,8 +66,15 @@ final class NativeUpload {
     private var reportedAny = false
     private var reportedEnd = false
 
-    init(_ body: UploadBody) {
+    /// Whether a body without a length is framed with the chunked transfer coding (HTTP/1.1);
+    /// HTTP/2 frames bodies itself.
+    let framesChunks: Bool
+
+    /// Prepares `body` for writing; `framesChunks` is `false` for HTTP/2, whose DATA frames
+    /// carry a body of unknown length as it is.
+    init(_ body: UploadBody, framesChunks: Bool = true) {
         length = body.length
+        self.framesChunks = framesChunks
         switch body.content {
         case .segments(let segments): source = .segments(segments)
         case .stream(let stream): source = .stream(stream)
@@ -79,7 +86,7 @@ final class NativeUpload {
     }
 
     /// Whether the body is framed with the chunked transfer coding.
-    var isChunked: Bool { length == nil }
+    var isChunked: Bool { length == nil && framesChunks }
     /// Whether bytes of ``pending`` remain to be written.
     var hasPending: Bool { pendingOffset < pending.count }
 

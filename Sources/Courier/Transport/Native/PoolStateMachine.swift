@@ -42,6 +42,8 @@ struct PoolStateMachine {
         case idle(since: UInt64)
         /// Carrying a request.
         case busy(RequestID)
+        /// An HTTP/2 connection, carrying up to its capacity of requests at once.
+        case multiplexed(Multiplexed)
     }
 
     /// Where a request the pool knows is.
@@ -75,6 +77,8 @@ struct PoolStateMachine {
         case fail(RequestID, HTTPConnectionError)
         /// End these requests with the error.
         case failAll([RequestID], HTTPConnectionError)
+        /// Send these requests on the (HTTP/2) connection, in this order.
+        case executeAll([RequestID], on: ConnectionID)
         /// The connection carrying the request must end it with the error, and close.
         case abort(RequestID, on: ConnectionID, HTTPConnectionError)
     }
@@ -100,25 +104,44 @@ struct PoolStateMachine {
     /// How long a connection may rest idle (nanoseconds).
     let idleTimeout: UInt64
 
-    private(set) var connections: [ConnectionID: ConnectionState] = [:]
-    private(set) var requests: [RequestID: RequestState] = [:]
+    /// The most HTTP/2 connections open or opening for the queue at once.
+    let maxMultiplexedConnections: Int
+
+    var connections: [ConnectionID: ConnectionState] = [:]
+    var requests: [RequestID: RequestState] = [:]
     /// Idle connections, least recently used first.
     private var idle: [ConnectionID] = []
-    private var queue = PoolRequestQueue()
+    var queue = PoolRequestQueue()
     /// Connections being opened for the queue (not for one request alone).
-    private var connectingForQueue = 0
+    var connectingForQueue = 0
     private var nextConnection = 0
     /// When the sweep timer is due, if armed.
-    private var sweepDue: UInt64?
+    var sweepDue: UInt64?
+    /// Which protocol the origin speaks, as far as the pool learnt it.
+    var originProtocol: OriginProtocol
+    /// The HTTP/2 connections that take new requests (not draining after a GOAWAY), oldest first.
+    var multiplexedIDs: [ConnectionID] = []
     /// The last time any connection of the pool made progress.
     private var lastProgress: UInt64 = 0
     private(set) var isShutDown = false
 
     /// Creates an empty pool.
-    init(origin: String, maxConnections: Int, idleTimeout: UInt64) {
+    /// - Parameters:
+    ///   - origin: a short name of the origin, for error details.
+    ///   - maxConnections: the most HTTP/1.1 connections.
+    ///   - idleTimeout: how long a connection may rest idle (nanoseconds).
+    ///   - mayUseHTTP2: whether a new connection may turn out to speak HTTP/2 (ALPN may pick it,
+    ///     or HTTP/2 is spoken by prior knowledge). Until the first connection is ready the pool
+    ///     then opens one connection at a time, so that a burst of requests to a new HTTP/2
+    ///     origin shares one connection instead of opening many.
+    ///   - maxMultiplexedConnections: the most HTTP/2 connections.
+    init(origin: String, maxConnections: Int, idleTimeout: UInt64, mayUseHTTP2: Bool = false,
+         maxMultiplexedConnections: Int = 1) {
         self.origin = origin
         self.maxConnections = max(maxConnections, 1)
         self.idleTimeout = idleTimeout
+        self.originProtocol = mayUseHTTP2 ? .unknown : .http1
+        self.maxMultiplexedConnections = max(maxMultiplexedConnections, 1)
     }
 
     /// Open or opening connections.
@@ -133,6 +156,10 @@ struct PoolStateMachine {
     /// A new request arrived.
     mutating func requestArrived(_ id: RequestID, timeout: UInt64, at now: UInt64) -> Action {
         if isShutDown { return Action(request: .fail(id, NativeErrors.shutDown)) }
+        if !multiplexedIDs.isEmpty, let connection = multiplexedWithRoom() {
+            addStream(id, on: connection, at: now)
+            return Action(request: .execute(id, on: connection))
+        }
         if let connection = idle.popLast() {
             connections[connection] = .busy(id)
             requests[id] = .active(connection)
@@ -209,7 +236,12 @@ struct PoolStateMachine {
             requests[request] = .active(id)
             return Action(request: .execute(request, on: id))
         }
-        return handOut(id, at: now)
+        guard originProtocol == .unknown else { return handOut(id, at: now) }
+        // The origin speaks HTTP/1.1: the queue may have more connections now.
+        originProtocol = .http1
+        var action = handOut(id, at: now)
+        if action.connection == .none { action.connection = openForQueue() }
+        return action
     }
 
     /// A connection finished its request and may be reused.
@@ -230,6 +262,9 @@ struct PoolStateMachine {
         case .busy(let carried):
             // The connection ended its request itself.
             requests[carried] = nil
+        case .multiplexed:
+            // The connection ended its requests itself.
+            forgetMultiplexed(id)
         case .connecting(let dedicated):
             if dedicated == nil { connectingForQueue -= 1 }
             guard let error else { break }
@@ -254,6 +289,7 @@ struct PoolStateMachine {
             connections[id] = nil
             return true
         }
+        expired += expireMultiplexed(at: now)
         let next = armSweep()
         if expired.isEmpty && next == nil { return .none }
         return Action(connection: .close(expired, sweepAt: next))
@@ -273,6 +309,7 @@ struct PoolStateMachine {
         requests = [:]
         connections = [:]
         idle = []
+        multiplexedIDs = []
         queue = PoolRequestQueue()
         connectingForQueue = 0
         sweepDue = nil
@@ -299,9 +336,19 @@ struct PoolStateMachine {
     }
 
     /// Opens a connection when the queue holds more requests than connections are being opened
-    /// for it, within the maximum.
-    private mutating func openForQueue() -> ConnectionAction {
+    /// for it, within the maximum. While the origin's protocol is unknown, one at a time; for an
+    /// HTTP/2 origin, one more only when every HTTP/2 connection is full, within
+    /// ``maxMultiplexedConnections``.
+    mutating func openForQueue() -> ConnectionAction {
         guard queue.count > connectingForQueue, connections.count < maxConnections else { return .none }
+        switch originProtocol {
+        case .http1:
+            break
+        case .unknown:
+            guard connectingForQueue == 0 else { return .none }
+        case .http2:
+            guard connectingForQueue == 0, multiplexedIDs.count < maxMultiplexedConnections else { return .none }
+        }
         let id = newConnectionID()
         connections[id] = .connecting(dedicatedTo: nil)
         connectingForQueue += 1
@@ -315,10 +362,12 @@ struct PoolStateMachine {
 
     /// Arms the sweep when it is not armed and a connection rests: for the oldest idle
     /// connection's expiry (or `defaultDue`). Returns the time to arm it for, if it must be armed.
-    private mutating func armSweep(defaultDue: UInt64? = nil) -> UInt64? {
+    mutating func armSweep(defaultDue: UInt64? = nil) -> UInt64? {
         guard sweepDue == nil else { return nil }
         let due: UInt64
         if let oldest = idle.first, case .idle(let since) = connections[oldest] {
+            due = since &+ idleTimeout
+        } else if let since = oldestUnusedMultiplexed() {
             due = since &+ idleTimeout
         } else if let defaultDue {
             due = defaultDue

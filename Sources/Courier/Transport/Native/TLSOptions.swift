@@ -103,8 +103,8 @@ public struct TLSOptions: Sendable, Hashable {
         self.clientIdentity = clientIdentity
     }
 
-    /// The same settings in CourierTLS's terms.
-    var tlsConfiguration: TLSConfiguration {
+    /// The same settings in CourierTLS's terms, offering `applicationProtocols` with ALPN.
+    func tlsConfiguration(applicationProtocols: [String]) -> TLSConfiguration {
         let roots: TLSConfiguration.TrustRoots = switch trustRoots {
         case .system: .system
         case .pem(let pem): .pem(pem)
@@ -121,7 +121,7 @@ public struct TLSOptions: Sendable, Hashable {
                                 verifyCertificate: verifiesCertificateChain,
                                 verifyHostname: verifiesHostname,
                                 pins: pins,
-                                applicationProtocols: ["http/1.1"],
+                                applicationProtocols: applicationProtocols,
                                 resumesSessions: resumesSessions,
                                 clientIdentity: clientIdentity?.identity)
     }

@@ -7,14 +7,14 @@ import Synchronization
 final class ProxyTLSContexts: Sendable {
     private let contexts = Mutex<[TLSOptions: Result<TLSContext, HTTPConnectionError>]>([:])
 
-    /// The context for `proxy`'s TLS options.
+    /// The context for `proxy`'s TLS options; ALPN offers `http/1.1` alone, the protocol spoken to a proxy.
     /// - Throws: ``HTTPConnectionError/proxyTLSFailed`` when the options cannot be used.
     func context(for proxy: Proxy) throws(HTTPConnectionError) -> TLSContext {
         let result = contexts.withLock { contexts -> Result<TLSContext, HTTPConnectionError> in
             if let known = contexts[proxy.tls] { return known }
             let made: Result<TLSContext, HTTPConnectionError>
             do throws(TLSError) {
-                made = .success(try TLSContext(configuration: proxy.tls.tlsConfiguration))
+                made = .success(try TLSContext(configuration: proxy.tls.tlsConfiguration(applicationProtocols: ["http/1.1"])))
             } catch {
                 made = .failure(.proxyTLSFailed.with(detail: "the TLS options of \(proxy) cannot be used: \(error)", underlying: error))
             }

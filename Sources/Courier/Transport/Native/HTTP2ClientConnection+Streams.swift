@@ -1,0 +1,256 @@
+import CourierHTTP2
+import CourierWire
+import Foundation
+
+extension HTTP2ClientConnection {
+    // MARK: - Starting requests
+
+    /// Starts the exchanges the pool placed on this connection, each on a stream of its own,
+    /// and writes their HEADERS (and bodies, as the windows allow) in one go.
+    func execute(_ exchanges: [NativeExchange]) {
+        for exchange in exchanges { start(exchange) }
+        flush()
+    }
+
+    private func start(_ exchange: NativeExchange) {
+        guard !isClosed, let pool, let requestID = exchange.poolID else {
+            exchange.finish(.failure(.connectionLost.with(detail: "the HTTP/2 connection to \(key) closed")))
+            return
+        }
+        let target: NativeRequestTarget
+        do {
+            target = try NativeRequestTarget(url: exchange.request.url, proxies: settings.proxies)
+        } catch {
+            pool.http2StreamEnded(self, exchange)
+            exchange.finish(.failure(error))
+            return
+        }
+        let fields = HTTP2RequestHeaders.fields(for: exchange.request, target: target, secure: key.secure,
+                                                acceptEncoding: settings.decompression)
+        let body = exchange.request.body
+        let hasBody = !body.isEmpty || exchange.request.upload != nil
+        guard let (streamID, actions) = machine.openStream(headers: fields, endStream: !hasBody) else {
+            // The server's GOAWAY or a lowered stream limit came first: the pool places it again.
+            reportDrainingIfNeeded()
+            pool.http2Requeue(self, exchange)
+            return
+        }
+        let now = EventLoop.now()
+        exchange.run(onHTTP2: self, streamID: streamID, since: now, reused: streamsStarted > 0)
+        streamsStarted += 1
+        let request = HTTP2ResponseAssembler.Request(url: exchange.request.url, method: exchange.request.method.rawValue,
+                                                     maxBodySize: exchange.request.maxResponseBodySize,
+                                                     streamsBody: exchange.stream != nil, observesBody: exchange.observesBody)
+        let deadline = now &+ exchange.timeout
+        streams[streamID] = Stream(exchange: exchange, response: HTTP2ResponseAssembler(request: request, limits: .init(settings)),
+                                   deadline: deadline)
+        streamOfRequest[requestID] = streamID
+        armWatchdog(deadline: deadline)
+        perform(actions)
+        if !body.isEmpty {
+            perform(machine.sendBody(streamID: streamID, [UInt8](body), endStream: true))
+        } else if exchange.upload != nil {
+            uploading.insert(streamID)
+            pumpUpload(streamID)
+        }
+    }
+
+    /// Records "request written" for the streams whose request is all on the wire (called when
+    /// everything queued was written).
+    func recordRequestsWritten() {
+        guard !streams.isEmpty else { return }
+        let now = EventLoop.now()
+        for (id, stream) in streams where machine.bufferedBodyCount(id) == 0 && !uploading.contains(id) {
+            stream.exchange.timeline.recordRequestWritten(at: now)
+        }
+    }
+
+    // MARK: - The machine's actions
+
+    /// Carries out what the machine decided, in order.
+    func perform(_ actions: [HTTP2ConnectionAction]) {
+        for action in actions {
+            switch action {
+            case .write(let bytes):
+                enqueue(bytes)
+            case .responseHead(let id, let status, let fields):
+                deliverHead(id, status: status, fields: fields)
+            case .responseData(let id, let bytes):
+                deliverData(id, bytes)
+            case .responseTrailers(let id, let fields):
+                streams[id]?.response.receiveTrailers(fields)
+            case .streamFinished(let id):
+                finishStream(id)
+            case .streamFailed(let id, let failure):
+                streamFailed(id, failure)
+            case .closeConnection(let error):
+                writeOnceBeforeClosing()
+                close(establishmentError: isReady ? nil : error.map(Self.connectionError))
+            }
+        }
+    }
+
+    private func deliverHead(_ id: UInt32, status: Int, fields: [HPACKHeaderField]) {
+        guard var stream = streams[id] else { return }
+        let now = EventLoop.now()
+        stream.exchange.timeline.recordResponseStarted(at: now)
+        let head: HTTPResponse.Head
+        do throws(HTTPConnectionError) {
+            head = try stream.response.receiveHead(status: status, fields: fields)
+        } catch {
+            reset(id, with: error)
+            return
+        }
+        stream.deadline = now &+ stream.exchange.timeout
+        streams[id] = stream
+        stream.exchange.headArrived(head)
+    }
+
+    private func deliverData(_ id: UInt32, _ bytes: [UInt8]) {
+        guard var stream = streams[id] else { return }
+        let chunk: Data?
+        do throws(HTTPConnectionError) {
+            chunk = try stream.response.receiveData(bytes)
+        } catch {
+            reset(id, with: error)
+            return
+        }
+        stream.deadline = EventLoop.now() &+ stream.exchange.timeout
+        let exchange = stream.exchange
+        if let chunk {
+            if exchange.observesBody {
+                exchange.observer.transportDidReceiveBody(chunk, bytesSoFar: Int64(stream.response.wireBytes),
+                                                          expectedTotal: exchange.head?.expectedContentLength)
+            }
+            if let buffer = exchange.stream, !buffer.yield(chunk) {
+                // The consumer is behind: its stream's window stays closed until it reads.
+                stream.paused = true
+                machine.pauseStream(id)
+            }
+        }
+        if streams[id] != nil { streams[id] = stream }
+    }
+
+    private func finishStream(_ id: UInt32) {
+        guard var stream = streams[id] else { return }
+        let outcome: Result<HTTPResponse, HTTPConnectionError>
+        do throws(HTTPConnectionError) {
+            outcome = .success(try stream.response.finish())
+        } catch {
+            outcome = .failure(error)
+        }
+        streams[id] = stream
+        endStream(id, with: outcome)
+    }
+
+    private func streamFailed(_ id: UInt32, _ failure: HTTP2StreamFailure) {
+        guard failure.retryable, let pool, let stream = streams.removeValue(forKey: id) else {
+            endStream(id, with: .failure(Self.streamError(failure)))
+            return
+        }
+        // The server did not process it: it goes out again, on this or another connection.
+        if let requestID = stream.exchange.poolID { streamOfRequest[requestID] = nil }
+        uploading.remove(id)
+        reportDrainingIfNeeded()
+        pool.http2Requeue(self, stream.exchange)
+    }
+
+    /// Ends a stream this side gave up on (a limit, the timeout, a cancel): RST_STREAM(CANCEL).
+    func reset(_ id: UInt32, with error: HTTPConnectionError) {
+        guard streams[id] != nil else { return }
+        let actions = machine.cancelStream(id)
+        endStream(id, with: .failure(error))
+        perform(actions)
+    }
+
+    /// Ends the stream's exchange with `outcome`, once: the pool hears first, then the exchange.
+    func endStream(_ id: UInt32, with outcome: Result<HTTPResponse, HTTPConnectionError>) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        uploading.remove(id)
+        let exchange = stream.exchange
+        if let requestID = exchange.poolID { streamOfRequest[requestID] = nil }
+        exchange.wireBodyBytes = stream.response.wireBytes
+        pool?.http2StreamEnded(self, exchange)
+        exchange.finish(outcome)
+    }
+
+    // MARK: - Events from the pool and the exchanges
+
+    /// Ends the pool's request `requestID` with `error` (a cancel, the shutdown) and resets its
+    /// stream; the connection carries on.
+    func abort(requestID: PoolStateMachine.RequestID, with error: HTTPConnectionError) {
+        guard let id = streamOfRequest[requestID] else { return }
+        reset(id, with: error)
+        flush()
+    }
+
+    /// The consumer of a streamed body wants more: the stream's window opens again.
+    func resumeReading(_ exchange: NativeExchange) {
+        let id = exchange.streamID
+        guard var stream = streams[id], stream.exchange === exchange, stream.paused else { return }
+        stream.paused = false
+        stream.deadline = EventLoop.now() &+ exchange.timeout
+        streams[id] = stream
+        armWatchdog(deadline: stream.deadline)
+        perform(machine.resumeStream(id))
+        flush()
+    }
+
+    // MARK: - Timers
+
+    /// Makes sure the watchdog fires no later than `deadline`.
+    func armWatchdog(deadline: UInt64) {
+        if watchdogDeadline != 0 && watchdogDeadline <= deadline { return }
+        watchdog?.cancel()
+        guard let selfBound else { return }
+        watchdogDeadline = deadline
+        let delay = Int64(clamping: deadline &- min(EventLoop.now(), deadline))
+        watchdog = loop.scheduleTimer(after: .nanoseconds(delay)) {
+            selfBound.value.watchdogFired()
+        }
+    }
+
+    /// Fails the connection whose SETTINGS were not acknowledged in time, and each stream silent
+    /// for its timeout; re-arms for the next deadline.
+    private func watchdogFired() {
+        watchdog = nil
+        watchdogDeadline = 0
+        guard !isClosed else { return }
+        let now = EventLoop.now()
+        if machine.awaitsSettingsAcknowledgement, now >= settingsDeadline {
+            perform(machine.settingsTimedOut())
+            return
+        }
+        for (id, stream) in streams.sorted(by: { $0.key < $1.key }) where !stream.paused && now >= stream.deadline {
+            let limit = Duration.nanoseconds(Int64(clamping: stream.exchange.timeout))
+            reset(id, with: .timedOut.with(detail: "the HTTP/2 stream to \(key) made no progress for \(limit)"))
+        }
+        guard !isClosed else { return }
+        var next = machine.awaitsSettingsAcknowledgement ? settingsDeadline : UInt64.max
+        for stream in streams.values where !stream.paused { next = min(next, stream.deadline) }
+        if next != .max { armWatchdog(deadline: next) }
+        flush()
+    }
+
+    // MARK: - Errors
+
+    /// Courier's error for a stream the machine ended.
+    static func streamError(_ failure: HTTP2StreamFailure) -> HTTPConnectionError {
+        if failure.reason == HTTP2StreamFailure.serverReset {
+            return .connectionLost.with(detail: "the server reset the HTTP/2 stream (\(failure.code))")
+        }
+        if failure.code == .settingsTimeout {
+            return .timedOut.with(detail: "HTTP/2: \(failure.reason)")
+        }
+        if failure.reason == HTTP2StreamFailure.headerListTooLarge {
+            return .headTooLarge.with(detail: "HTTP/2: \(failure.reason)")
+        }
+        return .badResponse.with(detail: "HTTP/2 \(failure.code): \(failure.reason)")
+    }
+
+    /// Courier's error for a connection error this side detected.
+    static func connectionError(_ error: HTTP2ProtocolError) -> HTTPConnectionError {
+        if error.code == .settingsTimeout { return .timedOut.with(detail: "HTTP/2: \(error.reason)", underlying: error) }
+        return .badResponse.with(detail: "HTTP/2 \(error)", underlying: error)
+    }
+}

@@ -1,0 +1,378 @@
+import CourierHTTP2
+import CourierTLS
+import CourierWire
+import Foundation
+
+/// One HTTP/2 connection of the native transport: the driver of an
+/// ``HTTP2ConnectionStateMachine`` on its pool's event loop.
+///
+/// An ``HTTP1ClientConnection`` establishes the connection (resolve, connect, tunnel, TLS); when
+/// ALPN picked `h2`, or HTTP/2 is spoken by prior knowledge, it hands its socket and TLS session
+/// over to a new `HTTP2ClientConnection` (``HTTP1ClientConnection/handOverToHTTP2()``), which
+/// takes its place in the pool. It writes the preface and SETTINGS, and reports itself ready to
+/// the pool when the server's SETTINGS arrive, with the server's stream limit as its capacity.
+///
+/// The machine decides; this class does the I/O: it reads and decrypts, feeds the machine,
+/// writes what the machine asks (coalesced into one buffer per event), hands each stream's
+/// head and body to its exchange (``HTTP2ResponseAssembler`` applies the limits and content
+/// decoding), and runs one watchdog timer for the SETTINGS acknowledgement and each stream's
+/// silence timeout.
+///
+/// Loop-confined: used and closed on its pool's loop thread only. Once closed it is never used
+/// again.
+final class HTTP2ClientConnection {
+    /// One request in flight on the connection.
+    struct Stream {
+        let exchange: NativeExchange
+        var response: HTTP2ResponseAssembler
+        /// When its silence timeout ends (progress moves it).
+        var deadline: UInt64
+        /// Whether its streamed body's consumer stopped reading (no timeout meanwhile).
+        var paused = false
+    }
+
+    let key: NativePoolKey
+    let loop: EventLoop
+    let settings: NativeSettings
+    /// Its id in the pool's state machine (the id of the connection it took over from).
+    let poolID: PoolStateMachine.ConnectionID
+    /// When it resolved, connected and shook hands.
+    let timeline: ConnectionTimeline
+    /// The pool that owns it; cleared when it closes.
+    var pool: HostPool?
+    /// The loop's shared buffers.
+    var context: NativeLoopContext?
+    /// Its own handle, for timer closures; cleared when it closes.
+    var selfBound: LoopBound<HTTP2ClientConnection>?
+
+    /// The protocol logic.
+    var machine: HTTP2ConnectionStateMachine
+    var socket: Socket?
+    var tls: TLSClientSession?
+    private var interest = EventLoop.Interest.none
+    /// Octets waiting to be written (ciphertext over TLS), from ``outboundOffset``.
+    var outbound: [UInt8] = []
+    var outboundOffset = 0
+
+    /// The requests in flight, by stream id.
+    var streams: [UInt32: Stream] = [:]
+    /// The streams whose body is read from an upload (a file, a stream, a form) as windows allow.
+    var uploading: Set<UInt32> = []
+    /// The stream of each pool request in flight.
+    var streamOfRequest: [PoolStateMachine.RequestID: UInt32] = [:]
+    /// Whether the pool was told the connection is ready, the capacity it was told, and
+    /// whether it was told of a GOAWAY.
+    var isReady = false
+    var reportedCapacity = 0
+    var reportedDraining = false
+    /// How many streams were started (a stream after the first runs on a reused connection).
+    var streamsStarted = 0
+    /// When the server must have acknowledged our SETTINGS.
+    var settingsDeadline: UInt64 = 0
+    var watchdog: EventLoop.Timer?
+    var watchdogDeadline: UInt64 = 0
+    private(set) var isClosed = false
+
+    /// Takes over an established connection.
+    /// - Parameters:
+    ///   - socket: the connected socket, not registered with the loop.
+    ///   - tls: its TLS session (ALPN picked `h2`), or `nil` for h2c.
+    ///   - pendingOutput: ciphertext the handshake left unwritten.
+    init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, poolID: PoolStateMachine.ConnectionID,
+         timeline: ConnectionTimeline, socket: Socket, tls: TLSClientSession?, pendingOutput: [UInt8]) {
+        self.key = key
+        self.loop = loop
+        self.settings = settings
+        self.poolID = poolID
+        self.timeline = timeline
+        self.socket = socket
+        self.tls = tls
+        self.outbound = pendingOutput
+        var configuration = HTTP2ConnectionStateMachine.Configuration()
+        configuration.maxHeaderListSize = max(settings.limits.maxHeadBytes, 4096)
+        self.machine = HTTP2ConnectionStateMachine(configuration: configuration)
+        settings.census.connection(1)
+    }
+
+    deinit {
+        settings.census.connection(-1)
+    }
+
+    // MARK: - Starting
+
+    /// Registers the socket, writes the preface and SETTINGS, and processes what the server
+    /// sent with the end of the TLS handshake.
+    func start() {
+        guard let socket else { return }
+        do {
+            try loop.register(fd: socket.descriptor, interest: .readable) { [self] readiness in
+                self.handle(readiness)
+            }
+        } catch {
+            socket.close()
+            self.socket = nil
+            close(establishmentError: NativeErrors.io(error))
+            return
+        }
+        interest = .readable
+        settingsDeadline = EventLoop.now() &+ settings.connectTimeout
+        armWatchdog(deadline: settingsDeadline)
+        perform(machine.start())
+        if tls != nil { drainPlaintext() }
+        flush()
+    }
+
+    // MARK: - Reading
+
+    /// The most reads one readiness event makes; level-triggered epoll reports the rest.
+    static let readsPerWakeup = 16
+
+    private func handle(_ readiness: EventLoop.Readiness) {
+        guard !isClosed else { return }
+        if readiness.contains(.writable) { flush() }
+        if !isClosed, !readiness.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
+    }
+
+    /// Reads what the socket has and hands it to the machine.
+    private func readAvailable() {
+        guard let context, let socket else { return }
+        let buffer = context.readBuffer
+        for _ in 0..<Self.readsPerWakeup where !isClosed {
+            let result: Socket.IOResult
+            do {
+                result = try socket.read(into: buffer)
+            } catch {
+                lost(.connectionLost.with(detail: "the HTTP/2 connection to \(key) broke", underlying: error))
+                return
+            }
+            switch result {
+            case .bytes(let count):
+                pool?.progress(at: EventLoop.now())
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                if let tls {
+                    tls.feedCiphertext(bytes)
+                    drainPlaintext()
+                } else {
+                    receive(bytes)
+                }
+                if count < buffer.count {
+                    flush()
+                    return
+                }
+            case .wouldBlock:
+                flush()
+                return
+            case .closed:
+                if let tls {
+                    tls.feedEndOfInput()
+                    drainPlaintext()
+                }
+                lost(.connectionLost.with(detail: "the server closed the HTTP/2 connection to \(key)"))
+                return
+            }
+        }
+        flush()
+    }
+
+    /// Decrypts every complete TLS record and hands the plaintext to the machine.
+    private func drainPlaintext() {
+        guard let context else { return }
+        while !isClosed, let tls {
+            let result = Result { () throws(TLSError) in try tls.readPlaintext(into: context.plainBuffer) }
+            switch result {
+            case .success(.bytes(let count)):
+                if count == 0 { return }
+                receive(UnsafeRawBufferPointer(rebasing: context.plainBuffer[..<count]))
+            case .success(.wantsMoreInput):
+                if tls.pendingCiphertextCount > 0 { takeCiphertext() }
+                return
+            case .success(.closed):
+                lost(.connectionLost.with(detail: "the server closed the HTTP/2 connection to \(key)"))
+                return
+            case .failure(let error):
+                lost(NativeErrors.tls(error))
+                return
+            }
+        }
+    }
+
+    /// Feeds plaintext to the machine and carries out its actions.
+    private func receive(_ bytes: UnsafeRawBufferPointer) {
+        perform(machine.receive(Array(bytes)))
+        reportToPool()
+        // A WINDOW_UPDATE may have let buffered body out: read more of the uploads.
+        if !uploading.isEmpty {
+            for id in uploading.sorted() { pumpUpload(id) }
+        }
+    }
+
+    /// Tells the pool what changed: ready (the server's first SETTINGS), a new stream limit,
+    /// a GOAWAY.
+    func reportToPool() {
+        guard !isClosed, let pool else { return }
+        reportDrainingIfNeeded()
+        let capacity = machine.peerStreamLimit
+        if !isReady, machine.hasReceivedPeerSettings {
+            isReady = true
+            reportedCapacity = capacity
+            pool.http2ConnectionReady(self, capacity: capacity)
+        } else if isReady, capacity != reportedCapacity {
+            reportedCapacity = capacity
+            pool.http2CapacityChanged(self, capacity: capacity)
+        }
+    }
+
+    /// Tells the pool of a GOAWAY, once, before any request is sent back to it.
+    func reportDrainingIfNeeded() {
+        guard machine.isDraining, !reportedDraining, let pool else { return }
+        reportedDraining = true
+        pool.http2ConnectionDraining(self)
+    }
+
+    // MARK: - Writing
+
+    /// Queues octets the machine wants written (encrypted first over TLS); ``flush()`` writes.
+    func enqueue(_ bytes: [UInt8]) {
+        guard !isClosed else { return }
+        if let tls {
+            do throws(TLSError) {
+                try tls.writePlaintext(bytes)
+            } catch {
+                lost(NativeErrors.tls(error))
+                return
+            }
+            takeCiphertext()
+        } else {
+            outbound.append(contentsOf: bytes)
+        }
+    }
+
+    private func takeCiphertext() {
+        guard let tls, let bytes = tls.takeCiphertext() else { return }
+        outbound.append(contentsOf: bytes)
+    }
+
+    /// Writes as much of what is queued as the socket takes now.
+    func flush() {
+        guard !isClosed, let socket else { return }
+        while outboundOffset < outbound.count {
+            let offset = outboundOffset
+            let attempt = outbound.withUnsafeBytes { all in
+                Result { () throws(SocketError) in try socket.write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
+            }
+            switch attempt {
+            case .success(.bytes(let count)):
+                outboundOffset += count
+            case .success(.wouldBlock):
+                setInterest([.readable, .writable])
+                return
+            case .success(.closed):
+                lost(.connectionLost.with(detail: "the server stopped taking bytes on the HTTP/2 connection to \(key)"))
+                return
+            case .failure(let error):
+                lost(NativeErrors.io(error))
+                return
+            }
+        }
+        outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
+        outboundOffset = 0
+        setInterest(.readable)
+        recordRequestsWritten()
+    }
+
+    private func setInterest(_ wanted: EventLoop.Interest) {
+        guard wanted != interest, let socket, !isClosed else { return }
+        do {
+            try loop.modify(fd: socket.descriptor, interest: wanted)
+            interest = wanted
+        } catch {
+            lost(NativeErrors.io(error))
+        }
+    }
+
+    // MARK: - Closing
+
+    /// The transport under the connection failed or closed: every stream fails with `error`,
+    /// except a stale connection's: a request that is safe to repeat, sent on a connection that
+    /// had carried a response before and answered with nothing at all, goes out once more on
+    /// another connection (as HTTP/1.1 does for a pooled connection the server closed).
+    func lost(_ error: HTTPConnectionError) {
+        guard !isClosed else { return }
+        let actions = machine.transportClosed(reason: error.detail ?? "the connection closed")
+        var stale: [NativeExchange] = []
+        for case .streamFailed(let id, _) in actions {
+            if let stream = streams[id], stream.response.head == nil, stream.exchange.timeline.reused,
+               stream.exchange.isIdempotent, stream.exchange.staleRetries == 0, pool != nil {
+                streams[id] = nil
+                uploading.remove(id)
+                if let requestID = stream.exchange.poolID { streamOfRequest[requestID] = nil }
+                stream.exchange.staleRetries = 1
+                stale.append(stream.exchange)
+            } else {
+                endStream(id, with: .failure(error))
+            }
+        }
+        if let pool, !stale.isEmpty {
+            // Never onto this connection again: it is as good as closed.
+            if !reportedDraining {
+                reportedDraining = true
+                pool.http2ConnectionDraining(self)
+            }
+            for exchange in stale { pool.http2Requeue(self, exchange) }
+        }
+        close(establishmentError: isReady ? nil : error)
+    }
+
+    /// Closes for the pool's shutdown or idle expiry: streams fail with the shutdown error; the
+    /// server hears GOAWAY(NO_ERROR) and, over TLS, close_notify.
+    func shutDown() {
+        guard !isClosed else { return }
+        enqueue(HTTP2Frame.goAway(lastStreamID: 0, code: .noError, debugData: []).serialized)
+        let actions = machine.transportClosed(reason: "shut down")
+        for case .streamFailed(let id, _) in actions { endStream(id, with: .failure(NativeErrors.shutDown)) }
+        if let tls {
+            tls.close()
+            takeCiphertext()
+        }
+        writeOnceBeforeClosing()
+        close(establishmentError: nil)
+    }
+
+    /// One last write of what is queued (GOAWAY, close_notify), without waiting.
+    func writeOnceBeforeClosing() {
+        guard let socket, outboundOffset < outbound.count else { return }
+        let offset = outboundOffset
+        _ = outbound.withUnsafeBytes { all in
+            Result { () throws(SocketError) in try socket.write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
+        }
+    }
+
+    /// Releases the socket, the session and the timer, fails whatever stream is left, and tells
+    /// the pool; `establishmentError` is set when the connection never became ready.
+    func close(establishmentError: HTTPConnectionError?) {
+        guard !isClosed else { return }
+        isClosed = true
+        if let socket {
+            loop.deregister(fd: socket.descriptor)
+            socket.close()
+        }
+        socket = nil
+        tls = nil
+        outbound = []
+        outboundOffset = 0
+        watchdog?.cancel()
+        watchdog = nil
+        watchdogDeadline = 0
+        selfBound = nil
+        let pool = self.pool
+        self.pool = nil
+        let left = streams
+        streams = [:]
+        streamOfRequest = [:]
+        // The pool forgets the requests of a closed connection; then they end.
+        pool?.http2ConnectionClosed(self, establishmentError: establishmentError)
+        for (_, stream) in left.sorted(by: { $0.key < $1.key }) {
+            stream.exchange.finish(.failure(.connectionLost.with(detail: "the HTTP/2 connection to \(key) closed")))
+        }
+    }
+}
