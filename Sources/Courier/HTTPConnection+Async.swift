@@ -15,7 +15,7 @@ extension HTTPConnection {
 
     /// Launches `request` with the callbacks `answer` makes around the caller's continuation, and
     /// waits for the answer; cancelling the calling task cancels the request.
-    private func awaitRequest<Value: Sendable>(
+    func awaitRequest<Value: Sendable>(
         _ request: HTTPRequest,
         _ answer: (CheckedContinuation<Result<Value, HTTPConnectionError>, Never>) -> RequestCallbacks
     ) async throws(HTTPConnectionError) -> Value {

@@ -21,6 +21,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case bodyNotReplayable
         case proxyUnreachable, proxyAuthenticationRequired, proxyForbidden, proxyCannotReachOrigin, proxyRejected
         case proxyClosedConnection, proxyBadResponse
+        case checksumMismatch, rangeMismatch, cannotWriteFile
     }
 
     private let code: Code
@@ -120,6 +121,16 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// streamed or multipart request body, or a streamed response; the detail says what.
     public static let unsupportedByTransport = Self(.unsupportedByTransport)
 
+    /// A download's bytes do not have the SHA-256 digest the caller expected; the file was deleted.
+    public static let checksumMismatch = Self(.checksumMismatch)
+    /// A resumed download's `206` answer covers other bytes than the ones asked for (its
+    /// `Content-Range` is missing or does not start where the partial file ends), or a `206`
+    /// came to a request that asked for no range; the partial file is kept.
+    public static let rangeMismatch = Self(.rangeMismatch)
+    /// A download could not create, write, sync or rename its file; the detail names the step
+    /// and `underlying` holds the system error.
+    public static let cannotWriteFile = Self(.cannotWriteFile)
+
     /// No connection could be made to the proxy (refused, unreachable, or its name did not
     /// resolve); the origin was never contacted.
     public static let proxyUnreachable = Self(.proxyUnreachable)
@@ -211,6 +222,9 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .proxyRejected: "The proxy refused to open a tunnel"
         case .proxyClosedConnection: "The proxy closed the connection before the tunnel was open"
         case .proxyBadResponse: "The proxy sent an invalid answer"
+        case .checksumMismatch: "The downloaded file does not have the expected SHA-256 digest"
+        case .rangeMismatch: "The server answered a resumed download with another range than the one asked for"
+        case .cannotWriteFile: "The downloaded file could not be written"
         }
     }
 }
