@@ -177,8 +177,28 @@ struct StreamingResponseTests {
         }
     }
 
-    @Test("URLSessionTransport cannot stream yet: unsupportedByTransport, one failure for the delegate")
+    @Test("URLSessionTransport streams too: a 16 MiB body past a 1 MiB limit arrives byte for byte, one finish for the delegate")
     func urlSession() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, .urlSession) { $0.maxResponseBodySize = 1 << 20 }
+            let log = leaks.track(TerminalLog())
+            connection.delegate = log
+            let size = 16 << 20
+            let response = try await connection.stream(HTTPRequest(.get, "/bytes/\(size)"))
+            #expect(response.status.code == 200)
+            let (body, error) = await Self.read(response.body)
+            #expect(error == nil)
+            #expect(body == TestServer.bytesPattern(count: size))
+            #expect(await eventually { log.list == ["finished 200 0 true"] })
+            connection.delegate = nil
+        }
+    }
+
+    @Test("URLSessionTransport: a reader that stops early ends the request once, as cancelled, and the connection closes")
+    func urlSessionStopEarly() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         try await withLeakCheck { leaks throws in
@@ -186,14 +206,12 @@ struct StreamingResponseTests {
             let connection = leaks.connection(server, .urlSession)
             let log = leaks.track(TerminalLog())
             connection.delegate = log
-            do throws(HTTPConnectionError) {
-                _ = try await connection.stream(HTTPRequest(.get, "/echo"))
-                Issue.record("expected unsupportedByTransport")
-            } catch {
-                #expect(error == .unsupportedByTransport)
-            }
-            #expect(await eventually { log.list == ["failed unsupportedByTransport"] })
-            #expect(server.totalRequests == 0)
+            let response = try await connection.stream(HTTPRequest(.get, "/bytes/\(64 << 20)"))
+            let (body, error) = await Self.read(response.body, stopAfter: 1 << 20)
+            #expect(error == nil)
+            #expect(body.count >= 1 << 20)
+            #expect(await eventually { log.list == ["cancelled"] })
+            connection.delegate = nil
         }
     }
 }

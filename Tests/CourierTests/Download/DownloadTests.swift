@@ -51,8 +51,9 @@ struct DownloadTests {
         var list: [(status: Int, bytes: Int, range: String?, ifRange: String?)] { answers.withLock { $0 } }
     }
 
-    @Test("a download cut at 50% keeps its partial file; resumed, it fetches only the rest (206) and the file matches by SHA-256")
-    func cutAndResume() async throws {
+    @Test("a download cut at 50% keeps its partial file; resumed, it fetches only the rest (206) and the file matches by SHA-256",
+          arguments: TransportUnderTest.allCases)
+    func cutAndResume(kind: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         let folder = try Folder()
@@ -62,7 +63,7 @@ struct DownloadTests {
         file.install(on: server)
         let destination = folder.file("big.bin")
         try await withLeakCheck { leaks throws in
-            let connection = leaks.connection(server, .native, timeout: .seconds(30))
+            let connection = leaks.connection(server, kind, timeout: .seconds(30))
             let first = await failure { () async throws(HTTPConnectionError) in
                 _ = try await connection.download(HTTPRequest(.get, "/file"), to: destination)
             }
@@ -259,8 +260,9 @@ struct DownloadTests {
         var list: [String] { events.withLock { $0 } }
     }
 
-    @Test("cancelled mid-download (closure style): one terminal callback, the partial file left closed for a resume that completes it")
-    func cancelMidDownload() async throws {
+    @Test("cancelled mid-download (closure style): one terminal callback, the partial file left closed for a resume that completes it",
+          arguments: TransportUnderTest.allCases)
+    func cancelMidDownload(kind: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         let folder = try Folder()
@@ -270,7 +272,7 @@ struct DownloadTests {
         file.install(on: server)
         let destination = folder.file("c.bin")
         try await withLeakCheck { leaks throws in
-            let connection = leaks.connection(server, .native, timeout: .seconds(30))
+            let connection = leaks.connection(server, kind, timeout: .seconds(30))
             let log = leaks.track(DownloadLog(destination: destination))
             connection.delegate = log
             let terminals = Locked<[String]>([])
@@ -309,13 +311,13 @@ struct DownloadTests {
         defer { folder.remove() }
         let destination = folder.file("same.bin")
         server.route("/slow") { _ in
-            .script([.send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"), .send(String(repeating: "x", count: 10)), .pause(.milliseconds(800)),
+            .script([.send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"), .send(String(repeating: "x", count: 10)), .pause(.seconds(3)),
                      .send(String(repeating: "y", count: 90))])
         }
         try await withLeakCheck { leaks throws in
             let connection = leaks.connection(server, .native, timeout: .seconds(30))
             async let first = connection.download(HTTPRequest(.get, "/slow"), to: destination)
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(await eventually { FileManager.default.fileExists(atPath: folder.file(".same.bin.courier-partial").path) })
             let second = await failure { () async throws(HTTPConnectionError) in
                 _ = try await connection.download(HTTPRequest(.get, "/slow"), to: destination)
             }
