@@ -1,4 +1,6 @@
 @testable import Courier
+import CourierTestServer
+import Foundation
 import Testing
 
 /// ``ProgressThrottle`` on virtual time: which progress reports reach the caller.
@@ -56,6 +58,42 @@ extension Optional where Wrapped == (bytes: Int64, total: Int64?) {
         case (nil, nil): true
         case let (left?, right?): left.bytes == right.bytes && left.total == right.total
         default: false
+        }
+    }
+}
+
+/// Upload progress over a socket, as the closure and the delegate see it.
+@Suite("Upload progress throttling over sockets")
+struct UploadProgressThrottleTests {
+    final class Listener: HTTPConnectionDelegate {
+        let reports = Locked<[Int64]>([])
+        func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?) {
+            reports.withLock { $0.append(bytesSent) }
+        }
+    }
+
+    @Test("a 10 MiB file: the closure and the delegate each hear at most about 101 reports (1% steps), increasing, ending at the size")
+    func tenMiB() async throws {
+        let server = try TestServer(configuration: .init(maxBodyBytes: 16 << 20))
+        server.addHashRoute()
+        defer { server.shutdown() }
+        let size = 10 << 20
+        let file = try TemporaryFile(size: size)
+        defer { file.remove() }
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, .native, timeout: .seconds(30))
+            let listener = leaks.track(Listener())
+            connection.delegate = listener
+            let closure = Locked<[Int64]>([])
+            var request = HTTPRequest(.put, "/sha", body: try .file(file.url))
+            request.onUploadProgress = { sent, _ in closure.withLock { $0.append(sent) } }
+            _ = try await connection.send(request)
+            #expect(await eventually { closure.withLock { $0.last } == Int64(size) && listener.reports.withLock { $0.last } == Int64(size) })
+            for reports in [closure.withLock { $0 }, listener.reports.withLock { $0 }] {
+                #expect(reports.count >= 2 && reports.count <= 102, "\(reports.count) reports")
+                #expect(reports == reports.sorted() && Set(reports).count == reports.count, "increasing, never repeated")
+            }
+            connection.delegate = nil
         }
     }
 }
