@@ -42,16 +42,18 @@ extension HTTPConnection {
     /// ```
     ///
     /// The pipeline works as for ``send(_:)`` (authentication, retries, redirects, validation), on
-    /// the head: a response that is retried or redirected is abandoned unread. A streamed body
-    /// is not stored in the cache, and `maxResponseBodySize` does not apply to it; a fresh
-    /// cached response is handed out as a body that has already arrived. The request ends, and
+    /// the head: a response that is retried or redirected is abandoned unread. The cache stores
+    /// a streamed body only if it arrives whole within ``HTTPCache/maxStreamedBodySize``, and
+    /// `maxResponseBodySize` does not apply to it; a fresh cached response is handed out as a
+    /// body that has already arrived. On ``URLSessionTransport`` nothing pushes back on the
+    /// server: a slow reader lets the chunks pile up in memory. The request ends, and
     /// the delegate hears of it, when the body has arrived, breaks off, or is abandoned (then as
     /// cancelled). Cancelling the calling task while it reads cancels the request.
     /// - Parameter request: the request.
     /// - Returns: the acceptable response's head and its body.
     /// - Throws: as ``send(_:)``, up to the head (an `.unacceptableStatus` error carries the head
     ///   and no body); ``HTTPConnectionError/unsupportedByTransport`` from a transport that cannot
-    ///   stream (``URLSessionTransport`` for now).
+    ///   stream (one without its own ``Transport/stream(_:observer:)``).
     public func stream(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
         try await awaitRequest(request) { RequestCallbacks(streamContinuation: $0) }
     }

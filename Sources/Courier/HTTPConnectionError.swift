@@ -118,7 +118,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// credential) but its body is a stream that was already read and cannot be sent twice.
     public static let bodyNotReplayable = Self(.bodyNotReplayable)
     /// The transport cannot do what the request asks, such as ``URLSessionTransport`` with a
-    /// streamed or multipart request body, or a streamed response; the detail says what.
+    /// streamed or multipart request body; the detail says what.
     public static let unsupportedByTransport = Self(.unsupportedByTransport)
 
     /// A download's bytes do not have the SHA-256 digest the caller expected; the file was deleted.

@@ -35,6 +35,8 @@ final class FileDownloadWriter: BodyConsumer {
     private let summary = Mutex<Summary?>(nil)
 
     var runsOffLoop: Bool { true }
+    /// `false`: a download's body goes to its file, not to the cache.
+    var mayStoreInCache: Bool { false }
 
     init(partial: PartialDownload, url: URL, resumePoint: (offset: Int64, ifRange: String)?, options: DownloadOptions) {
         self.partial = partial

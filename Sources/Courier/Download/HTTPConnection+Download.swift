@@ -30,7 +30,7 @@ extension HTTPConnection {
     /// started over next time.
     ///
     /// The request runs through the pipeline as any other (authentication, retries, redirects,
-    /// validation, metrics; the response is never cached), off the transport's event loop, since
+    /// validation, metrics; it neither reads nor fills the cache), off the transport's event loop, since
     /// it writes to disk. It ends, and the delegate hears of it, once the file is in place or the
     /// download failed, after the file is closed.
     /// - Parameters:

@@ -7,6 +7,8 @@ import Synchronization
 protocol BodyConsumer: Sendable {
     /// Whether the request must run off the transport's event loop (the consumer blocks on disk).
     var runsOffLoop: Bool { get }
+    /// Whether the cache may store the response as it passes.
+    var mayStoreInCache: Bool { get }
     /// Reads the body to its end.
     /// - Parameters:
     ///   - response: the accepted head (its body empty).
@@ -19,6 +21,9 @@ protocol BodyConsumer: Sendable {
 }
 
 extension BodyConsumer {
+    /// `true`.
+    var mayStoreInCache: Bool { true }
+
     /// Does nothing.
     func rejected(_ response: HTTPResponse) {}
 }

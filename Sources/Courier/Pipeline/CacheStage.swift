@@ -39,7 +39,7 @@ struct CacheStage: PipelineStage {
             break
         }
         record(.miss, cache, context)
-        return try await load(request, cache, next)
+        return try await load(request, cache, context, next)
     }
 
     private func hit(_ stored: CachedResponse, _ request: TransportRequest, _ cache: HTTPCache, _ context: RequestContext) -> HTTPResponse {
@@ -47,10 +47,10 @@ struct CacheStage: PipelineStage {
         return deliver(stored, source: .cache, for: request)
     }
 
-    private func load(_ request: TransportRequest, _ cache: HTTPCache, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+    private func load(_ request: TransportRequest, _ cache: HTTPCache, _ context: RequestContext, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let requestTime = cache.now()
         let response = try await next(request)
-        storeIfAllowed(response, request, cache, requestTime: requestTime)
+        storeIfAllowed(response, request, cache, context, requestTime: requestTime)
         return response
     }
 
@@ -63,7 +63,7 @@ struct CacheStage: PipelineStage {
         let response = try await next(conditional)
         guard response.status.code == 304 else {
             record(.miss, cache, context)
-            storeIfAllowed(response, request, cache, requestTime: requestTime)
+            storeIfAllowed(response, request, cache, context, requestTime: requestTime)
             return response
         }
         var updated = stored
@@ -78,8 +78,9 @@ struct CacheStage: PipelineStage {
     /// A streamed one is stored when its body has passed to its reader whole, within
     /// ``HTTPCache/maxStreamedBodySize`` (``StreamedCacheEntry``); never a `206` or the answer to
     /// a request with `Range`, whose body is a part of the resource.
-    private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache, requestTime: Date) {
-        guard request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
+    private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache,
+                                _ context: RequestContext, requestTime: Date) {
+        guard context.mayStoreInCache, request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
               CacheKey(url: response.url).url == CacheKey(url: request.url).url else { return }
         if response.bodyStream != nil, response.status.code == 206 || request.headers.contains("Range") { return }
         let responseControl = CacheControl(response.headers)

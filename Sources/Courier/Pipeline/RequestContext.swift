@@ -14,6 +14,8 @@ struct RequestContext: Sendable {
     let deadline: ContinuousClock.Instant?
     /// Whether the transport streams the body (``HTTPResponse/bodyStream``) instead of collecting it.
     var streamsResponse = false
+    /// Whether the cache may store the response (not for a download, whose body goes to a file).
+    var mayStoreInCache = true
 }
 
 /// The pipeline's reports to the request's owner.

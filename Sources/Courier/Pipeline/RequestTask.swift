@@ -82,7 +82,7 @@ final class RequestTask: Sendable {
         let context = RequestContext(
             id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
-            streamsResponse: streams)
+            streamsResponse: streams, mayStoreInCache: callbacks.bodyConsumer?.mayStoreInCache ?? true)
         do {
             var response = try await pipeline.send(plan.transportRequest, context: context)
             if streams { return await handOut(response, validation: validation) }

@@ -100,4 +100,22 @@ struct StreamedCacheTests {
             #expect(cache.statistics.stores == 0, "Authorization without public/must-revalidate/s-maxage is not stored")
         }
     }
+
+    @Test("a download neither fills the cache nor is served from it")
+    func downloadsBypassTheCache() async throws {
+        let server = try server(size: 4000)
+        defer { server.shutdown() }
+        let folder = try DownloadTests.Folder()
+        defer { folder.remove() }
+        try await withLeakCheck { leaks throws in
+            let cache = HTTPCache()
+            let connection = leaks.connection(server, .native) { $0.cache = cache }
+            let result = try await connection.download(HTTPRequest(.get, "/item"), to: folder.file("item.bin"))
+            #expect(result.byteCount == 4000)
+            #expect(cache.statistics.stores == 0)
+            _ = try await connection.get("/item")  // stored now, as a collected response
+            _ = try await connection.download(HTTPRequest(.get, "/item"), to: folder.file("again.bin"))
+            #expect(server.requestCount(path: "/item") == 3, "the second download went to the server")
+        }
+    }
 }
