@@ -327,4 +327,30 @@ struct DownloadTests {
             #expect(try Data(contentsOf: destination) == Data(String(repeating: "x", count: 10).utf8) + Data(String(repeating: "y", count: 90).utf8))
         }
     }
+
+    @Test("the closure style: onSuccess gets the result once the file is in place; progress ends at the size", arguments: TransportUnderTest.allCases)
+    func closureStyle(kind: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let folder = try Folder()
+        defer { folder.remove() }
+        let destination = folder.file("closure.bin")
+        let body = TestServer.rangedBody(count: 3 << 20)
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, kind, timeout: .seconds(30))
+            let outcome = Locked<[String]>([])
+            let progress = Locked<[Int64]>([])
+            let options = DownloadOptions(expectedSHA256: sha256Hex(body).uppercased()) { written, _ in progress.withLock { $0.append(written) } }
+            connection.download(HTTPRequest(.get, "/ranged/\(3 << 20)"), to: destination, options: options,
+                                onSuccess: { result in
+                                    let present = (try? Data(contentsOf: destination)) == body
+                                    outcome.withLock { $0.append("success \(result.byteCount) \(result.fileURL.lastPathComponent) file:\(present)") }
+                                },
+                                onError: { error in outcome.withLock { $0.append("error \(error.kindName)") } })
+            #expect(await eventually { !outcome.withLock { $0 }.isEmpty })
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(outcome.withLock { $0 } == ["success \(3 << 20) closure.bin file:true"])
+            #expect(progress.withLock { $0.last } == Int64(3 << 20))
+        }
+    }
 }
