@@ -353,4 +353,31 @@ struct DownloadTests {
             #expect(progress.withLock { $0.last } == Int64(3 << 20))
         }
     }
+
+    @Test("a response without a validator cannot be resumed: its partial file is started over, without Range")
+    func noValidatorStartsOver() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let folder = try Folder()
+        defer { folder.remove() }
+        let body = TestServer.rangedBody(count: 1 << 20)
+        let ranges = Locked<[String?]>([])
+        server.route("/bare") { request in
+            let first = ranges.withLock { $0.isEmpty }
+            ranges.withLock { $0.append(request.value(for: "Range")) }
+            return TestServer.rangedReply(request, body: body, etag: nil, lastModified: nil, cutAt: first ? 0.5 : nil).reply
+        }
+        let destination = folder.file("bare.bin")
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, .native, timeout: .seconds(30))
+            _ = await failure { () async throws(HTTPConnectionError) in
+                _ = try await connection.download(HTTPRequest(.get, "/bare"), to: destination)
+            }
+            #expect(folder.names == [".bare.bin.courier-partial"], "no record: nothing to resume against")
+            let result = try await connection.download(HTTPRequest(.get, "/bare"), to: destination, options: DownloadOptions(resume: true))
+            #expect(result.resumedFrom == 0)
+            #expect(ranges.withLock { $0 } == [nil, nil])
+            #expect(try Data(contentsOf: destination) == body)
+        }
+    }
 }
