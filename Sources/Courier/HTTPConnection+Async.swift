@@ -15,7 +15,7 @@ extension HTTPConnection {
 
     /// Launches `request` with the callbacks `answer` makes around the caller's continuation, and
     /// waits for the answer; cancelling the calling task cancels the request.
-    private func awaitRequest<Value: Sendable>(
+    func awaitRequest<Value: Sendable>(
         _ request: HTTPRequest,
         _ answer: (CheckedContinuation<Result<Value, HTTPConnectionError>, Never>) -> RequestCallbacks
     ) async throws(HTTPConnectionError) -> Value {
@@ -42,16 +42,18 @@ extension HTTPConnection {
     /// ```
     ///
     /// The pipeline works as for ``send(_:)`` (authentication, retries, redirects, validation), on
-    /// the head: a response that is retried or redirected is abandoned unread. A streamed body
-    /// is not stored in the cache, and `maxResponseBodySize` does not apply to it; a fresh
-    /// cached response is handed out as a body that has already arrived. The request ends, and
+    /// the head: a response that is retried or redirected is abandoned unread. The cache stores
+    /// a streamed body only if it arrives whole within ``HTTPCache/maxStreamedBodySize``, and
+    /// `maxResponseBodySize` does not apply to it; a fresh cached response is handed out as a
+    /// body that has already arrived. On ``URLSessionTransport`` nothing pushes back on the
+    /// server: a slow reader lets the chunks pile up in memory. The request ends, and
     /// the delegate hears of it, when the body has arrived, breaks off, or is abandoned (then as
     /// cancelled). Cancelling the calling task while it reads cancels the request.
     /// - Parameter request: the request.
     /// - Returns: the acceptable response's head and its body.
     /// - Throws: as ``send(_:)``, up to the head (an `.unacceptableStatus` error carries the head
     ///   and no body); ``HTTPConnectionError/unsupportedByTransport`` from a transport that cannot
-    ///   stream (``URLSessionTransport`` for now).
+    ///   stream (one without its own ``Transport/stream(_:observer:)``).
     public func stream(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPStreamingResponse {
         try await awaitRequest(request) { RequestCallbacks(streamContinuation: $0) }
     }

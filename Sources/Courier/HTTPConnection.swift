@@ -249,7 +249,7 @@ public final class HTTPConnection: Sendable {
         let lifetime = request.lifetime ?? .managed
         let task = RequestTask(id: id, request: request, connection: self, lifetime: lifetime, callbacks: callbacks)
         registry.withLock { $0.tasks[id] = task }
-        task.launch(on: requestExecutor())
+        task.launch(on: callbacks.bodyConsumer?.runsOffLoop == true ? nil : requestExecutor())
         return id
     }
 

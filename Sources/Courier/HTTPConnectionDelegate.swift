@@ -32,8 +32,9 @@ public protocol HTTPConnectionDelegate: AnyObject, Sendable {
     ///   - bytesSoFar: the body bytes received so far in this attempt.
     ///   - expectedTotal: the declared length, or `nil` when unknown (chunked, close-delimited).
     func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?)
-    /// Request body bytes went out: for streams, files and multipart forms, at most every 64 KiB
-    /// or 50 ms, and once when the whole body was written (on ``NativeTransport``).
+    /// Request body bytes went out: for streams, files and multipart forms, at most once per 1%
+    /// of the total or per 100 ms, and always the last report, before the terminal call (on
+    /// ``NativeTransport``).
     /// - Parameters:
     ///   - bytesSent: the body bytes written so far in this attempt.
     ///   - expectedTotal: the body's length, or `nil` for a stream of unknown length.

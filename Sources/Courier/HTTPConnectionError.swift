@@ -23,6 +23,7 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case proxyClosedConnection, proxyBadResponse
         case proxyTLSFailed, proxyAuthenticationFailed
         case unixSocketNotFound, unixSocketPermissionDenied, notAUnixSocket
+        case checksumMismatch, rangeMismatch, cannotWriteFile
     }
 
     /// What only some errors carry, kept apart so that the error itself stays two words long:
@@ -135,8 +136,18 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// credential) but its body is a stream that was already read and cannot be sent twice.
     public static let bodyNotReplayable = Self(.bodyNotReplayable)
     /// The transport cannot do what the request asks, such as ``URLSessionTransport`` with a
-    /// streamed or multipart request body, or a streamed response; the detail says what.
+    /// streamed or multipart request body; the detail says what.
     public static let unsupportedByTransport = Self(.unsupportedByTransport)
+
+    /// A download's bytes do not have the SHA-256 digest the caller expected; the file was deleted.
+    public static let checksumMismatch = Self(.checksumMismatch)
+    /// A resumed download's `206` answer covers other bytes than the ones asked for (its
+    /// `Content-Range` is missing or does not start where the partial file ends), or a `206`
+    /// came to a request that asked for no range; the partial file is kept.
+    public static let rangeMismatch = Self(.rangeMismatch)
+    /// A download could not create, write, sync or rename its file; the detail names the step
+    /// and `underlying` holds the system error.
+    public static let cannotWriteFile = Self(.cannotWriteFile)
 
     /// No connection could be made to the proxy (refused, unreachable, or its name did not
     /// resolve); the origin was never contacted.
@@ -251,6 +262,9 @@ public struct HTTPConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .unixSocketNotFound: "The Unix domain socket does not exist"
         case .unixSocketPermissionDenied: "Permission to connect to the Unix domain socket was denied"
         case .notAUnixSocket: "The path is not a Unix domain socket"
+        case .checksumMismatch: "The downloaded file does not have the expected SHA-256 digest"
+        case .rangeMismatch: "The server answered a resumed download with another range than the one asked for"
+        case .cannotWriteFile: "The downloaded file could not be written"
         }
     }
 }

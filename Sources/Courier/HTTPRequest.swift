@@ -43,7 +43,9 @@ public struct HTTPRequest: Sendable {
     public var deadline: Duration?
     /// Called on the connection's callback queue as a body that is not in memory (a stream, a
     /// file, a multipart form) goes out: the body bytes sent so far and the total, if known. At
-    /// most every 64 KiB or 50 ms, and once at the end of each attempt; `nil` by default.
+    /// most once per 1% of the total or per 100 ms, whichever comes first, and always the last
+    /// report (the one that reaches the total, or for a body of unknown length the last one,
+    /// delivered before the request's terminal callback); `nil` by default.
     public var onUploadProgress: (@Sendable (_ bytesSent: Int64, _ expectedTotal: Int64?) -> Void)?
 
     /// Creates a request.

@@ -16,7 +16,8 @@ extension TestServer {
     /// The largest `/bytes/<n>` and `/fault/chunked` body served (256 MiB).
     static let maxGeneratedBytes = 256 << 20
 
-    /// The built-in routes: `/echo`, `/status`, `/delay`, `/bytes`, the faults, `/cookies…`
+    /// The built-in routes: `/echo`, `/status`, `/delay`, `/bytes`, `/ranged` (see
+    /// ``ranged(_:_:)``), the faults, `/cookies…`
     /// (see ``cookiesReply(_:)``) and `/redirect-to`.
     static func builtinReply(for request: Request) -> Reply {
         let path = request.path
@@ -24,6 +25,7 @@ extension TestServer {
         if let code = path.dropPrefix("/status/") { return status(code) }
         if let milliseconds = path.dropPrefix("/delay/") { return delay(milliseconds) }
         if let count = path.dropPrefix("/bytes/") { return bytes(count, request) }
+        if let count = path.dropPrefix("/ranged/") { return ranged(count, request) }
         if let fault = path.dropPrefix("/fault/") { return faultReply(fault, request) }
         if path == "/cookies" || path.hasPrefix("/cookies/") { return cookiesReply(request) }
         if path == "/redirect-to" { return redirectTo(request) }

@@ -156,12 +156,15 @@ struct NativeStreamingTests {
         }
     }
 
-    @Test("URLSessionTransport cannot stream yet: unsupportedByTransport, and nothing is sent")
+    @Test("URLSessionTransport streams a response but not a streamed request body: unsupportedByTransport, and nothing is sent")
     func urlSessionUnsupported() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
+        var request = Self.request(server, "/echo")
+        request.method = .post
+        request.upload = HTTPRequest.Body.stream(AsyncStream<Data> { $0.finish() }).upload
         do {
-            _ = try await URLSessionTransport().stream(Self.request(server, "/echo"), observer: IgnoringTransportObserver())
+            _ = try await URLSessionTransport().stream(request, observer: IgnoringTransportObserver())
             Issue.record("expected unsupportedByTransport")
         } catch {
             #expect(error == .unsupportedByTransport)

@@ -160,26 +160,48 @@ struct StreamingResponseTests {
         }
     }
 
-    @Test("a fresh cached response is handed out as a body that has already arrived; a streamed body is never stored")
+    @Test("a streamed body within the cache's limit is stored as it passes; a fresh cached response is handed out as a body that has already arrived")
     func cache() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         server.route("/fresh") { _ in .response(status: 200, headers: [("Cache-Control", "max-age=60")], body: Data("cached body".utf8)) }
         try await withLeakCheck { leaks throws in
             leaks.watch(server)
-            let connection = leaks.connection(server, .native)
+            let connection = leaks.connection(server, .native) { $0.cache = HTTPCache() }
             let streamedFirst = try await connection.stream(HTTPRequest(.get, "/fresh"))
             #expect(await Self.read(streamedFirst.body).0 == Data("cached body".utf8))
-            _ = try await connection.get("/fresh")
-            #expect(server.requestCount(path: "/fresh") == 2, "the streamed response was not stored")
+            #expect(await eventually { connection.cache?.statistics.stores == 1 })
+            let collected = try await connection.get("/fresh")
+            #expect(collected.text == "cached body")
+            #expect(collected.source == .cache)
             let fromCache = try await connection.stream(HTTPRequest(.get, "/fresh"))
             #expect(await Self.read(fromCache.body).0 == Data("cached body".utf8))
-            #expect(server.requestCount(path: "/fresh") == 2, "served from the cache")
+            #expect(server.requestCount(path: "/fresh") == 1, "both later requests were served from the cache")
         }
     }
 
-    @Test("URLSessionTransport cannot stream yet: unsupportedByTransport, one failure for the delegate")
+    @Test("URLSessionTransport streams too: a 16 MiB body past a 1 MiB limit arrives byte for byte, one finish for the delegate")
     func urlSession() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, .urlSession) { $0.maxResponseBodySize = 1 << 20 }
+            let log = leaks.track(TerminalLog())
+            connection.delegate = log
+            let size = 16 << 20
+            let response = try await connection.stream(HTTPRequest(.get, "/bytes/\(size)"))
+            #expect(response.status.code == 200)
+            let (body, error) = await Self.read(response.body)
+            #expect(error == nil)
+            #expect(body == TestServer.bytesPattern(count: size))
+            #expect(await eventually { log.list == ["finished 200 0 true"] })
+            connection.delegate = nil
+        }
+    }
+
+    @Test("URLSessionTransport: a reader that stops early ends the request once, as cancelled, and the connection closes")
+    func urlSessionStopEarly() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         try await withLeakCheck { leaks throws in
@@ -187,14 +209,13 @@ struct StreamingResponseTests {
             let connection = leaks.connection(server, .urlSession)
             let log = leaks.track(TerminalLog())
             connection.delegate = log
-            do throws(HTTPConnectionError) {
-                _ = try await connection.stream(HTTPRequest(.get, "/echo"))
-                Issue.record("expected unsupportedByTransport")
-            } catch {
-                #expect(error == .unsupportedByTransport)
-            }
-            #expect(await eventually { log.list == ["failed unsupportedByTransport"] })
-            #expect(server.totalRequests == 0)
+            // 10 of 100 bytes, then silence: the reader stops while the body is still open.
+            let response = try await connection.stream(HTTPRequest(.get, "/fault/stall-body"))
+            let (body, error) = await Self.read(response.body, stopAfter: 10)
+            #expect(error == nil)
+            #expect(body.count == 10)
+            #expect(await eventually { log.list == ["cancelled"] }, "\(log.list)")
+            connection.delegate = nil
         }
     }
 }

@@ -61,6 +61,9 @@ public final class HTTPCache: Sendable {
 
     /// Whom this cache serves.
     public let scope: Scope
+    /// The largest streamed response body (``HTTPConnection/stream(_:)``, downloads excepted)
+    /// the cache stores, gathered as it passes to its reader; a longer one is not stored.
+    public let maxStreamedBodySize: Int
 
     private let memory: Mutex<MemoryCacheStore>
     private let disk: DiskCacheStore?
@@ -81,9 +84,12 @@ public final class HTTPCache: Sendable {
     ///   - diskCapacity: the most bytes kept on disk; 128 MiB by default.
     ///   - scope: whom the cache serves; ``Scope/private`` by default.
     ///   - now: the clock freshness is judged by; `Date()` by default (tests inject their own).
+    ///   - maxStreamedBodySize: the largest streamed body stored; 1 MiB by default.
     public init(memoryCapacity: Int = 16 << 20, directory: URL? = nil, diskCapacity: Int = 128 << 20,
-                scope: Scope = .private, now: @escaping @Sendable () -> Date = { Date() }) {
+                scope: Scope = .private, now: @escaping @Sendable () -> Date = { Date() },
+                maxStreamedBodySize: Int = 1 << 20) {
         self.scope = scope
+        self.maxStreamedBodySize = max(0, maxStreamedBodySize)
         memory = Mutex(MemoryCacheStore(capacity: memoryCapacity))
         disk = directory.flatMap { DiskCacheStore(directory: $0, capacity: diskCapacity) }
         clock = now

@@ -36,7 +36,7 @@ struct CacheStage: PipelineStage {
         case .revalidate(let stored, let cache):
             return try await revalidate(stored, request, cache, context, next)
         case .load(let cache):
-            return try await load(request, cache, next)
+            return try await load(request, cache, context, next)
         }
     }
 
@@ -82,10 +82,10 @@ struct CacheStage: PipelineStage {
     }
 
     @inline(never)
-    private func load(_ request: TransportRequest, _ cache: HTTPCache, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
+    private func load(_ request: TransportRequest, _ cache: HTTPCache, _ context: RequestContext, _ next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let requestTime = cache.now()
         let response = try await next(request)
-        storeIfAllowed(response, request, cache, requestTime: requestTime)
+        storeIfAllowed(response, request, cache, context, requestTime: requestTime)
         return response
     }
 
@@ -99,7 +99,7 @@ struct CacheStage: PipelineStage {
         let response = try await next(conditional)
         guard response.status.code == 304 else {
             record(.miss, cache, context)
-            storeIfAllowed(response, request, cache, requestTime: requestTime)
+            storeIfAllowed(response, request, cache, context, requestTime: requestTime)
             return response
         }
         var updated = stored
@@ -110,21 +110,32 @@ struct CacheStage: PipelineStage {
     }
 
     /// Stores the response when RFC 9111 and the credential rules allow it (see ``HTTPCache``).
-    /// A response that arrived after following redirects is not stored: it answers another URL;
-    /// nor is a streamed one, whose body the cache never sees.
-    private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache, requestTime: Date) {
-        // A streamed body goes to its reader, not to the cache.
-        guard response.bodyStream == nil, request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
+    /// A response that arrived after following redirects is not stored: it answers another URL.
+    /// A streamed one is stored when its body has passed to its reader whole, within
+    /// ``HTTPCache/maxStreamedBodySize`` (``StreamedCacheEntry``); never a `206` or the answer to
+    /// a request with `Range`, whose body is a part of the resource.
+    private func storeIfAllowed(_ response: HTTPResponse, _ request: TransportRequest, _ cache: HTTPCache,
+                                _ context: RequestContext, requestTime: Date) {
+        guard context.mayStoreInCache, request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
               CacheKey(url: response.url).url == CacheKey(url: request.url).url else { return }
+        if response.bodyStream != nil, response.status.code == 206 || request.headers.contains("Range") { return }
         let responseControl = CacheControl(response.headers)
         let shared = cache.scope == .shared
         guard !responseControl.noStore, !CacheControl(request.headers).noStore else { return }
         if shared, responseControl.isPrivate { return }
         if request.carriesCredentials, !responseControl.allowsStoringCredentialed(sharedCache: shared) { return }
-        let entry = CachedResponse(response, request: request, requestTime: requestTime, responseTime: cache.now())
+        let responseTime = cache.now()
+        let entry = CachedResponse(response, request: request, requestTime: requestTime, responseTime: responseTime)
         guard !CachedResponse.varyNames(response.headers).contains("*"),
               entry.freshnessLifetime(sharedCache: shared) > 0 || entry.hasValidator else { return }
-        cache.store(entry, for: request)
+        guard let stream = response.bodyStream else { return cache.store(entry, for: request) }
+        let gathering = StreamedCacheEntry(limit: cache.maxStreamedBodySize) { body in
+            var complete = response
+            complete.bodyStream = nil
+            complete.body = body
+            cache.store(CachedResponse(complete, request: request, requestTime: requestTime, responseTime: responseTime), for: request)
+        }
+        stream.buffer.tap(gathering.tap)
     }
 
     private func deliver(_ stored: CachedResponse, source: HTTPResponse.Source, for request: TransportRequest) -> HTTPResponse {

@@ -9,22 +9,28 @@ struct RequestCallbacks: Sendable {
     var continuation: Continuation?
     /// The `stream` caller waiting for the head; set for streamed requests only.
     var streamContinuation: StreamContinuation?
+    /// Reads the streamed body for the caller (a download, a chunk closure); `nil` otherwise.
+    var bodyConsumer: (any BodyConsumer)?
 
     /// Whether any closure is called on the callback queue (start, success or error).
     var hasClosures: Bool { onDidStart != nil || onSuccess != nil || onError != nil }
 
     /// Whether a failure reaches someone through these callbacks (an error closure or an `async` caller).
     var hearsFailures: Bool { onError != nil || continuation != nil || streamContinuation != nil }
+    /// Whether the response is streamed rather than collected.
+    var streamsResponse: Bool { streamContinuation != nil || bodyConsumer != nil }
 
     init(onDidStart: (@Sendable (RequestID) -> Void)? = nil,
          onSuccess: (@Sendable (HTTPResponse) -> Void)? = nil,
          onError: (@Sendable (HTTPConnectionError) -> Void)? = nil,
          continuation: Continuation? = nil,
-         streamContinuation: StreamContinuation? = nil) {
+         streamContinuation: StreamContinuation? = nil,
+         bodyConsumer: (any BodyConsumer)? = nil) {
         self.onDidStart = onDidStart
         self.onSuccess = onSuccess
         self.onError = onError
         self.continuation = continuation
         self.streamContinuation = streamContinuation
+        self.bodyConsumer = bodyConsumer
     }
 }

@@ -17,9 +17,12 @@ final class RequestContext: Sendable {
     let deadline: ContinuousClock.Instant?
     /// Whether the transport streams the body (``HTTPResponse/bodyStream``) instead of collecting it.
     let streamsResponse: Bool
+    /// Whether the cache may store the response (not for a download, whose body goes to a file).
+    let mayStoreInCache: Bool
 
     init(id: RequestID, plan: RequestPlan, observer: any TransportObserver, events: any RequestEvents,
-         metrics: MetricsCollector, deadline: ContinuousClock.Instant?, streamsResponse: Bool = false) {
+         metrics: MetricsCollector, deadline: ContinuousClock.Instant?, streamsResponse: Bool = false,
+         mayStoreInCache: Bool = true) {
         self.id = id
         self.plan = plan
         self.observer = observer
@@ -27,6 +30,7 @@ final class RequestContext: Sendable {
         self.metrics = metrics
         self.deadline = deadline
         self.streamsResponse = streamsResponse
+        self.mayStoreInCache = mayStoreInCache
     }
 }
 

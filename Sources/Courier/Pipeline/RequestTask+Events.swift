@@ -39,11 +39,7 @@ struct RequestObserver: TransportObserver {
     }
 
     func transportDidSendBody(bytesSent: Int64, expectedTotal: Int64?) {
-        let progress = uploadProgress
-        task.emit { connection, id in
-            connection.delegate?.connection(connection, request: id, didSendBodyData: bytesSent, expectedTotal: expectedTotal)
-            progress?(bytesSent, expectedTotal)
-        }
+        task.reportUploadProgress(bytesSent, expectedTotal: expectedTotal, to: uploadProgress)
     }
 
     func transportDidCollect(_ metrics: TransportMetrics) {

@@ -31,6 +31,10 @@ final class RequestTask: Sendable {
     private let streamedBody = Mutex<BodyStreamBuffer?>(nil)
     /// Set when the `stream` caller got its answer (the streamed response or the failure).
     private let streamAnswered = Atomic<Bool>(false)
+    /// Holds the terminal callback back while a body consumer (a download) is still running.
+    private let consumerGate = BodyConsumerGate()
+    /// Holds back upload progress reports (see ``ProgressThrottle``), and the closure they go to.
+    private let uploadThrottle = Mutex<(ProgressThrottle, (@Sendable (Int64, Int64?) -> Void)?)>((ProgressThrottle(), nil))
 
     init(id: RequestID, request: HTTPRequest, connection: HTTPConnection, lifetime: HTTPRequest.Lifetime,
          callbacks: RequestCallbacks) {
@@ -74,7 +78,7 @@ final class RequestTask: Sendable {
         let context = begin(plan, hasDelegate: hasDelegate)
         do {
             let response = try await pipeline.send(context.plan.transportRequest, context: context)
-            complete(response, validation: validation, streams: context.streamsResponse)
+            await complete(response, validation: validation, streams: context.streamsResponse)
         } catch {
             end(.failure(error), notify: true)
         }
@@ -92,14 +96,14 @@ final class RequestTask: Sendable {
         return RequestContext(
             id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
-            streamsResponse: callbacks.streamContinuation != nil)
+            streamsResponse: callbacks.streamsResponse, mayStoreInCache: callbacks.bodyConsumer?.mayStoreInCache ?? true)
     }
 
     /// Ends the request with the pipeline's response: validated, with its metrics; or, for a
     /// `stream` caller, handed out with its body still arriving.
     @inline(never)
-    private func complete(_ response: HTTPResponse, validation: ResponseValidation, streams: Bool) {
-        if streams { return handOut(response, validation: validation) }
+    private func complete(_ response: HTTPResponse, validation: ResponseValidation, streams: Bool) async {
+        if streams { return await handOut(response, validation: validation) }
         var response = response
         response.metrics = metrics.snapshot()
         response.decoder = decoder
@@ -109,10 +113,11 @@ final class RequestTask: Sendable {
     /// Answers a `stream` caller with the head and the body's stream; the request ends when the
     /// body does (or the reader leaves, or the request is cancelled). A response that was not
     /// streamed (a cache hit) is handed out as a body that has already arrived.
-    private func handOut(_ response: HTTPResponse, validation: ResponseValidation) {
+    private func handOut(_ response: HTTPResponse, validation: ResponseValidation) async {
         var head = response
         head.bodyStream = nil
         guard validation.isAcceptable(response) else {
+            callbacks.bodyConsumer?.rejected(head)
             end(.failure(.unacceptableStatus(head)), notify: true)  // the unread body closes its connection
             return
         }
@@ -120,6 +125,9 @@ final class RequestTask: Sendable {
         streamedBody.withLock { $0 = body.buffer }
         if case .finished = state.withLock({ $0 }) { body.buffer.abort(.cancelled) }
         head.body = Data()
+        if let consumer = callbacks.bodyConsumer {
+            return await consume(head, body: body, with: consumer)
+        }
         if !streamAnswered.exchange(true, ordering: .acquiringAndReleasing) {
             callbacks.streamContinuation?.resume(returning: .success(HTTPStreamingResponse(head: head.head, body: body)))
         }
@@ -133,6 +141,52 @@ final class RequestTask: Sendable {
             case .failure(let error):
                 end(.failure(error), notify: true)
             }
+        }
+    }
+
+    /// Lets `consumer` read the body, then ends the request with its outcome. A request that ends
+    /// meanwhile (cancel, deadline) aborts the body, and its terminal callback waits until the
+    /// consumer has returned.
+    private func consume(_ head: HTTPResponse, body: HTTPBodyStream, with consumer: any BodyConsumer) async {
+        guard consumerGate.enter() else { return }
+        let events = BodyConsumerEvents(
+            deliver: { [self] work in await deliver(work) },
+            post: { [self] work in emit { _, _ in work() } })
+        var result = await consumer.consume(head, body: body, events: events)
+        consumerGate.leave()
+        if case .success(var response) = result {
+            response.metrics = metrics.snapshot()
+            result = .success(response)
+        }
+        end(result, notify: true)
+    }
+
+    /// Runs `work` on the callback queue and waits for it, unless the request ended by then.
+    private func deliver(_ work: @escaping @Sendable () -> Void) async {
+        guard connection != nil else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            callbackQueue.async { [self] in
+                if !terminalDelivered.load(ordering: .acquiring) { work() }
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Reports upload progress to the delegate and the request's closure, throttled (at most
+    /// every 1% or 100 ms, and always the last report: one held back is delivered before the
+    /// terminal callback).
+    func reportUploadProgress(_ bytesSent: Int64, expectedTotal: Int64?, to progress: (@Sendable (Int64, Int64?) -> Void)?) {
+        let due = uploadThrottle.withLock { state in
+            state.1 = progress
+            return state.0.offer(bytesSent, total: expectedTotal, now: .now)
+        }
+        if due { emitUploadProgress(bytesSent, expectedTotal, progress) }
+    }
+
+    private func emitUploadProgress(_ bytesSent: Int64, _ expectedTotal: Int64?, _ progress: (@Sendable (Int64, Int64?) -> Void)?) {
+        emit { connection, id in
+            connection.delegate?.connection(connection, request: id, didSendBodyData: bytesSent, expectedTotal: expectedTotal)
+            progress?(bytesSent, expectedTotal)
         }
     }
 
@@ -182,7 +236,9 @@ final class RequestTask: Sendable {
         running?.cancel()
         deadlineTimer.withLock { $0 }?.cancel()
         if case .failure(let error) = result { streamedBody.withLock { $0 }?.abort(error) }
-        conclude(result, notify: notify)
+        let (heldBack, progress) = uploadThrottle.withLock { ($0.0.takePending(), $0.1) }
+        if let heldBack { emitUploadProgress(heldBack.bytes, heldBack.total, progress) }
+        consumerGate.end { [self] in conclude(result, notify: notify) }
     }
 
     /// Delivers the terminal outcome: resumes an `async` caller at once, then the delegate and
@@ -206,7 +262,8 @@ final class RequestTask: Sendable {
         if case .failure(let error) = result, error != .cancelled, !callbacks.hearsFailures, connection.delegate == nil {
             connection.reportUnhandledFailure(id, error)
         }
-        guard connection.delegate != nil || callbacks.hasClosures || request.onUploadProgress != nil else {
+        guard connection.delegate != nil || callbacks.hasClosures || request.onUploadProgress != nil
+                || callbacks.bodyConsumer != nil else {
             // An `async` caller with no delegate and no closure: nobody is left to tell, and no
             // event may reach a delegate set from now on. (With a closure, the hop below runs
             // after the events queued before it, so none of them is lost.)

@@ -22,6 +22,16 @@ final class BodyStreamBuffer: Sendable {
         var onCancel: @Sendable () -> Void
     }
 
+    /// Sees every chunk the consumer is given, as the producer yields it, and then how the body
+    /// ended (for a cache that stores a streamed response as it passes).
+    struct Tap: Sendable {
+        /// A chunk was accepted for the consumer.
+        var chunk: @Sendable (Data) -> Void
+        /// The body ended: `true` when the producer finished it cleanly, `false` when it broke
+        /// off or the consumer left.
+        var end: @Sendable (Bool) -> Void
+    }
+
     private typealias Waiter = CheckedContinuation<Result<Data?, HTTPConnectionError>, Never>
 
     private struct State {
@@ -37,6 +47,10 @@ final class BodyStreamBuffer: Sendable {
         var hooks: ProducerHooks?
         /// Told once how the body ended (see ``BodyStreamBuffer/onEnd(_:)``).
         var endObserver: (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?
+        /// Sees the chunks and the end (see ``BodyStreamBuffer/tap(_:)``).
+        var tap: Tap?
+        /// Whether the consumer has been given a chunk yet.
+        var handedAny = false
     }
 
     /// The most bytes held for the consumer before the producer is asked to pause.
@@ -71,6 +85,22 @@ final class BodyStreamBuffer: Sendable {
         if let ended { observer(ended) }
     }
 
+    /// Sets the tap that sees every chunk of the body, and its end: the chunks waiting now are
+    /// shown to it at once (in order, before any later chunk), the rest as they are yielded. If
+    /// the consumer has already been given a chunk, has left, or the body broke off, the tap
+    /// cannot see the whole body and is told `end(false)` at once.
+    func tap(_ tap: Tap) {
+        let outcome = state.withLock { state -> Bool? in
+            if state.handedAny || state.consumerLeft { return false }
+            if case .failure = state.end { return false }
+            for chunk in state.chunks[state.nextChunk...] { tap.chunk(chunk) }  // under the lock: kept in order
+            if state.end != nil { return true }
+            state.tap = tap
+            return nil
+        }
+        if let outcome { tap.end(outcome) }
+    }
+
     /// Sets the producer's hooks. If the consumer already left, `onCancel` runs at once.
     func connect(_ hooks: ProducerHooks) {
         let left = state.withLock { state -> Bool in
@@ -88,19 +118,21 @@ final class BodyStreamBuffer: Sendable {
     ///   `onDemand` (or, if the consumer left, for good).
     @discardableResult
     func yield(_ chunk: Data) -> Bool {
-        let (waiter, goOn) = state.withLock { state -> (Waiter?, Bool) in
-            guard state.end == nil, !state.consumerLeft else { return (nil, false) }
-            guard !chunk.isEmpty else { return (nil, true) }
+        let (waiter, goOn, tap) = state.withLock { state -> (Waiter?, Bool, Tap?) in
+            guard state.end == nil, !state.consumerLeft else { return (nil, false, nil) }
+            guard !chunk.isEmpty else { return (nil, true, nil) }
             if let waiter = state.waiter {
                 state.waiter = nil
-                return (waiter, true)
+                state.handedAny = true
+                return (waiter, true, state.tap)
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count
             state.peakBuffered = max(state.peakBuffered, state.buffered)
             if state.buffered >= highWaterMark { state.producerPaused = true }
-            return (nil, !state.producerPaused)
+            return (nil, !state.producerPaused, state.tap)
         }
+        tap?.chunk(chunk)
         waiter?.resume(returning: .success(chunk))
         return goOn
     }
@@ -108,13 +140,14 @@ final class BodyStreamBuffer: Sendable {
     /// Ends the body: cleanly with `nil`, or with the error that broke it. Later calls do nothing.
     func finish(_ error: HTTPConnectionError?) {
         let end: Result<Void, HTTPConnectionError> = error.map { .failure($0) } ?? .success(())
-        let (waiter, observer) = state.withLock { state -> (Waiter?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?) in
-            guard state.end == nil, !state.consumerLeft else { return (nil, nil) }
+        let (waiter, observer, tap) = state.withLock { state -> (Waiter?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?, Tap?) in
+            guard state.end == nil, !state.consumerLeft else { return (nil, nil, nil) }
             state.end = end
             state.hooks = nil
-            defer { state.waiter = nil; state.endObserver = nil }
-            return (state.waiter, state.endObserver)
+            defer { state.waiter = nil; state.endObserver = nil; state.tap = nil }
+            return (state.waiter, state.endObserver, state.tap)
         }
+        tap?.end(error == nil)
         waiter?.resume(returning: error.map { .failure($0) } ?? .success(nil))
         observer?(end)
     }
@@ -123,16 +156,17 @@ final class BodyStreamBuffer: Sendable {
     /// or its deadline passed): the consumer's next read throws `error`, the chunks held are
     /// dropped, and the producer is told to stop. Does nothing once the body has ended.
     func abort(_ error: HTTPConnectionError) {
-        let (waiter, cancel, observer) = state.withLock {
-            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?) in
-            guard state.end == nil, !state.consumerLeft else { return (nil, nil, nil) }
+        let (waiter, cancel, observer, tap) = state.withLock {
+            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?, Tap?) in
+            guard state.end == nil, !state.consumerLeft else { return (nil, nil, nil, nil) }
             state.end = .failure(error)
             state.chunks = []
             state.nextChunk = 0
             state.buffered = 0
-            defer { state.waiter = nil; state.hooks = nil; state.endObserver = nil }
-            return (state.waiter, state.hooks?.onCancel, state.endObserver)
+            defer { state.waiter = nil; state.hooks = nil; state.endObserver = nil; state.tap = nil }
+            return (state.waiter, state.hooks?.onCancel, state.endObserver, state.tap)
         }
+        tap?.end(false)
         waiter?.resume(returning: .failure(error))
         cancel?()
         observer?(.failure(error))
@@ -163,6 +197,7 @@ final class BodyStreamBuffer: Sendable {
             if state.consumerLeft { return (.failure(.cancelled), nil) }
             if state.nextChunk < state.chunks.count {
                 let chunk = state.chunks[state.nextChunk]
+                state.handedAny = true
                 state.chunks[state.nextChunk] = Data()
                 state.nextChunk += 1
                 if state.nextChunk == state.chunks.count {
@@ -192,17 +227,18 @@ final class BodyStreamBuffer: Sendable {
     /// stopped iterating): the producer is told once, a waiting `next` returns the error, and the
     /// chunks held are released.
     func consumerLeft(because error: HTTPConnectionError = .cancelled) {
-        let (waiter, cancel, observer) = state.withLock {
-            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?) in
-            guard !state.consumerLeft else { return (nil, nil, nil) }
+        let (waiter, cancel, observer, tap) = state.withLock {
+            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Result<Void, HTTPConnectionError>) -> Void)?, Tap?) in
+            guard !state.consumerLeft else { return (nil, nil, nil, nil) }
             state.consumerLeft = true
             state.chunks = []
             state.nextChunk = 0
             state.buffered = 0
             let ending = state.end == nil
-            defer { state.waiter = nil; state.hooks = nil; state.endObserver = nil }
-            return (state.waiter, ending ? state.hooks?.onCancel : nil, ending ? state.endObserver : nil)
+            defer { state.waiter = nil; state.hooks = nil; state.endObserver = nil; state.tap = nil }
+            return (state.waiter, ending ? state.hooks?.onCancel : nil, ending ? state.endObserver : nil, ending ? state.tap : nil)
         }
+        tap?.end(false)
         waiter?.resume(returning: .failure(error))
         cancel?()
         observer?(.failure(error))

@@ -28,6 +28,10 @@ final class URLSessionExchange: Sendable {
         var task: URLSessionTask?
         /// The exchange was abandoned: its task's cancel is queued in the router.
         var abandoned = false
+        /// Body bytes received (collected or streamed).
+        var received: Int64 = 0
+        /// A streamed response's head went to the caller; the body goes to ``URLSessionExchange/stream``.
+        var headHandedOut = false
     }
 
     private let url: URL
@@ -36,13 +40,19 @@ final class URLSessionExchange: Sendable {
     private let started = ContinuousClock.now
     private let bytesSent: Int64
     private let cancel: @Sendable (URLSessionTask) -> Void
+    /// Where a streamed response's body goes; `nil` when the body is collected.
+    let stream: BodyStreamBuffer?
 
     /// Creates the exchange of one request.
     /// - Parameter cancel: cancels a task in the order of its delegate callbacks
     ///   (``URLSessionTaskRouter/cancel(_:)``), for an exchange that ends before its task.
+    /// - Parameters:
+    ///   - stream: the buffer a streamed body goes to (the caller gets the head as soon as it
+    ///     arrives); `nil` to collect the body.
     init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64,
-         cancel: @escaping @Sendable (URLSessionTask) -> Void) {
+         cancel: @escaping @Sendable (URLSessionTask) -> Void, stream: BodyStreamBuffer? = nil) {
         self.url = url
+        self.stream = stream
         self.bytesSent = bytesSent
         self.cancel = cancel
         self.state = Mutex(State(observer: observer))
@@ -112,7 +122,7 @@ final class URLSessionExchange: Sendable {
             state.withLock { $0.failure = .badResponse.with(detail: problem) }
             return false
         }
-        if let expected = head.expectedContentLength, expected > maxBodySize {
+        if stream == nil, let expected = head.expectedContentLength, expected > maxBodySize {
             state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
             return false
         }
@@ -124,7 +134,26 @@ final class URLSessionExchange: Sendable {
             return state.observer
         }
         observer?.transportDidReceiveHead(head)
+        if stream != nil { handOut(head) }
         return true
+    }
+
+    /// Gives a streamed response's head to the caller; a reader that leaves cancels the task.
+    private func handOut(_ head: HTTPResponse.Head) {
+        guard let stream else { return }
+        var response = HTTPResponse(status: head.status, headers: head.headers, url: head.url)
+        response.bodyStream = HTTPBodyStream(buffer: stream)
+        let continuation = state.withLock { state -> CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>? in
+            guard !state.ended, !state.headHandedOut else { return nil }
+            state.headHandedOut = true
+            defer { state.continuation = nil }
+            if state.continuation == nil { state.early = .success(response) }
+            return state.continuation
+        }
+        stream.connect(.init(
+            onDemand: {},  // nothing to resume: the task is never paused (see didStream)
+            onCancel: { [weak self] in self?.abandon(error: URLError(.cancelled)) }))
+        continuation?.resume(returning: .success(response))
     }
 
     /// Cancels the task with `.timedOut` once no byte has arrived for `idleTimeout`. The watchdog
@@ -164,6 +193,7 @@ final class URLSessionExchange: Sendable {
 
     /// Appends body bytes; returns `false` when the maximum size is passed.
     func didReceive(_ data: Data) -> Bool {
+        if let stream { return didStream(data, into: stream) }
         let progress: (Int64, Int64?, (any TransportObserver)?)? = state.withLock { state in
             guard state.failure == nil else { return nil }
             if state.body.count + data.count > maxBodySize {
@@ -171,6 +201,7 @@ final class URLSessionExchange: Sendable {
                 return nil
             }
             state.body.append(data)
+            state.received += Int64(data.count)
             state.lastProgress = .now
             return (Int64(state.body.count), state.head?.expectedContentLength, state.observer)
         }
@@ -195,6 +226,24 @@ final class URLSessionExchange: Sendable {
         return response
     }
 
+    /// Passes streamed body bytes to the reader. There is no backpressure: FoundationNetworking
+    /// fails a data task that is suspended in the middle of its body (`suspend()` drops the
+    /// transfer, and the task ends as cancelled), so the chunks wait in the buffer, however many,
+    /// for a reader slower than the network. Returns `true`: a reader that leaves cancels the
+    /// task through the buffer's `onCancel` hook.
+    private func didStream(_ data: Data, into stream: BodyStreamBuffer) -> Bool {
+        let progress = state.withLock { state -> (Int64, Int64?, (any TransportObserver)?) in
+            state.received += Int64(data.count)
+            state.lastProgress = .now
+            return (state.received, state.head?.expectedContentLength, state.observer)
+        }
+        if let observer = progress.2, observer.observesBody {
+            observer.transportDidReceiveBody(data, bytesSoFar: progress.0, expectedTotal: progress.1)
+        }
+        _ = stream.yield(data)
+        return true
+    }
+
     /// Ends the exchange. `response` is the task's own record of the head, for the responses whose
     /// head URLSession never reported to the delegate (a redirect status without `Location`).
     func complete(error: (any Error)?, response: URLResponse?) {
@@ -214,7 +263,7 @@ final class URLSessionExchange: Sendable {
             var metrics = TransportMetrics()
             metrics.firstByte = state.firstByte
             metrics.bytesSent = bytesSent
-            metrics.bytesReceived = Int64(state.body.count)
+            metrics.bytesReceived = state.received
             let result: Result<HTTPResponse, HTTPConnectionError>
             if let failure = state.failure {
                 result = .failure(failure)
@@ -227,12 +276,18 @@ final class URLSessionExchange: Sendable {
             } else {
                 result = .failure(.badResponse.with(detail: "no response head"))
             }
-            if continuation == nil { state.early = result }
+            if continuation == nil, !state.headHandedOut { state.early = result }
             return (continuation, result, metrics, observer)
         }
         guard let (continuation, result, metrics, observer) = ending else { return }
         observer?.transportDidCollect(metrics)
         continuation?.resume(returning: result)
+        if let stream, state.withLock({ $0.headHandedOut }) {
+            switch result {
+            case .success: stream.finish(nil)
+            case .failure(let error): stream.finish(error)
+            }
+        }
     }
 
     /// Why the response's `Content-Length` cannot be trusted (RFC 9112 §6.3: differing values or

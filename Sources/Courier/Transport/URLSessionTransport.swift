@@ -72,6 +72,13 @@ public final class URLSessionTransport: Transport {
     /// a file body (``HTTPRequest/Body/file(_:contentType:)``) goes out with an upload task from
     /// the file; a stream or a multipart form fails with ``HTTPConnectionError/unsupportedByTransport``.
     public func send(_ request: TransportRequest, observer: any TransportObserver) async throws(HTTPConnectionError) -> HTTPResponse {
+        try await run(request, observer: observer, stream: nil)
+    }
+
+    /// Runs one data (or upload) task: collects its body, or with `stream` returns at the head
+    /// with the body flowing into `stream` (``stream(_:observer:)``).
+    func run(_ request: TransportRequest, observer: any TransportObserver,
+             stream: BodyStreamBuffer?) async throws(HTTPConnectionError) -> HTTPResponse {
         try request.validate()  // corelibs would silently drop a field whose value holds CR or LF
         if let proxy = try proxy.proxy(for: request.url) {
             throw .unsupportedByTransport.with(
@@ -94,7 +101,7 @@ public final class URLSessionTransport: Transport {
         let exchange = URLSessionExchange(url: request.url, observer: observer,
                                           maxBodySize: request.maxResponseBodySize,
                                           bytesSent: Int64(request.body.count) + (uploadFile?.size ?? 0),
-                                          cancel: { [router] in router.cancel($0) })
+                                          cancel: { [router] in router.cancel($0) }, stream: stream)
         let prepared = urlRequest
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
