@@ -22,13 +22,20 @@ extension HTTPConnection {
         let id = RequestID.next()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                _ = launch(request, id: id, callbacks: answer(continuation))
-                if Task.isCancelled { cancel(id) }
+                launchAwaited(request, id: id, callbacks: answer(continuation))
             }
         } onCancel: {
             cancel(id)
         }
         return try result.get()
+    }
+
+    /// Launches a request whose caller awaits it, cancelled at once if the caller already is.
+    /// Out of line: what it builds stays off the frame the caller holds while it waits.
+    @inline(never)
+    private func launchAwaited(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks) {
+        _ = launch(request, id: id, callbacks: callbacks)
+        if Task.isCancelled { cancel(id) }
     }
 
     /// Sends a request and returns as soon as the response head arrives, with the body to read

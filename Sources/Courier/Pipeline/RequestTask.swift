@@ -74,8 +74,7 @@ final class RequestTask: Sendable {
     // MARK: - Running
 
     private func run() async {
-        guard let (plan, validation, hasDelegate) = await prepare() else { return }
-        let context = begin(plan, hasDelegate: hasDelegate)
+        guard let (context, validation) = await prepare() else { return }
         do {
             let response = try await pipeline.send(context.plan.transportRequest, context: context)
             await complete(response, validation: validation, streams: context.streamsResponse)
@@ -190,9 +189,10 @@ final class RequestTask: Sendable {
         }
     }
 
-    /// Resolves the request against its connection. The connection is held only here, so that
-    /// an unmanaged request never keeps its connection alive while it waits on the network.
-    private func prepare() async -> (RequestPlan, ResponseValidation, Bool)? {
+    /// Resolves the request against its connection and starts it (``begin(_:hasDelegate:)``):
+    /// the pipeline's context and the validation to apply. The connection is held only here, so
+    /// that an unmanaged request never keeps its connection alive while it waits on the network.
+    private func prepare() async -> (RequestContext, ResponseValidation)? {
         guard let connection else {
             cancel(notify: false)
             return nil
@@ -205,7 +205,8 @@ final class RequestTask: Sendable {
             request = await onCallbackQueue { delegate.connection(connection, willSend: original, id: id) }
         }
         do {
-            return (try RequestPlan(request, connection: connection, settings: settings), settings.validation, delegate != nil)
+            let plan = try RequestPlan(request, connection: connection, settings: settings)
+            return (begin(plan, hasDelegate: delegate != nil), settings.validation)
         } catch {
             end(.failure(error), notify: true)
             return nil
