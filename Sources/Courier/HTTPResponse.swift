@@ -17,18 +17,23 @@ public struct HTTPResponse: Sendable {
     /// What the request cost; set on responses delivered by ``HTTPConnection``.
     public var metrics: RequestMetrics? {
         get { storedMetrics?.value }
-        set { storedMetrics = newValue.map(MetricsBox.init) }
+        set { storedMetrics = newValue.map(Boxed.init) }
     }
-    /// The metrics, boxed: they are ten times the size of the rest of the response, which is
-    /// copied through every stage of the pipeline and held in every frame awaiting it.
-    private var storedMetrics: MetricsBox?
+    /// The metrics, boxed (as ``contentDecoding``): the response is copied through every stage
+    /// of the pipeline and held in every frame awaiting it, so what most responses lack, or
+    /// what is large, costs one pointer there.
+    private var storedMetrics: Boxed<RequestMetrics>?
     /// Where the response came from: the network (the default), the cache, or the cache after
     /// the server confirmed it.
     public var source: Source = .network
     /// The server's `Content-Encoding` and `Content-Length`, when the transport decompressed the
     /// body and took them out of ``headers``; `nil` when the body arrived as the server sent it
     /// (and for a response from the cache, which stores the decoded body).
-    public var contentDecoding: ContentDecoding?
+    public var contentDecoding: ContentDecoding? {
+        get { storedContentDecoding?.value }
+        set { storedContentDecoding = newValue.map(Boxed.init) }
+    }
+    private var storedContentDecoding: Boxed<ContentDecoding>?
     /// The body still arriving, for a response of ``HTTPConnection/stream(_:)`` (then ``body``
     /// is empty); `nil` for a collected response.
     var bodyStream: HTTPBodyStream?
@@ -101,7 +106,11 @@ public struct HTTPResponse: Sendable {
         public var url: URL
         /// What the transport removed from ``headers`` because it decompresses the body; see
         /// ``HTTPResponse/contentDecoding``.
-        public var contentDecoding: ContentDecoding?
+        public var contentDecoding: ContentDecoding? {
+        get { storedContentDecoding?.value }
+        set { storedContentDecoding = newValue.map(Boxed.init) }
+    }
+    private var storedContentDecoding: Boxed<ContentDecoding>?
 
         /// Creates a head.
         public init(status: Status, headers: HTTPHeaders, url: URL) {
@@ -132,11 +141,11 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// Immutable storage for ``HTTPResponse/metrics``.
-private final class MetricsBox: Sendable {
-    let value: RequestMetrics
+/// Immutable storage for a field of ``HTTPResponse`` kept out of line.
+private final class Boxed<Value: Sendable>: Sendable {
+    let value: Value
 
-    init(_ value: RequestMetrics) {
+    init(_ value: Value) {
         self.value = value
     }
 }
