@@ -30,7 +30,7 @@ struct Driver {
                     var report = try await run(scenario, servers: servers, wrk: wrk, folder: runFolder)
                     report.load.after = MachineInfo.loadAverages
                     var text = report.table().markdown()
-                    text += "Load average (1, 5, 15 min): \(format(report.load.before)) before, \(format(report.load.after)) after.\n"
+                    text += "\nLoad average (1, 5, 15 min): \(format(report.load.before)) before, \(format(report.load.after)) after.\n"
                     if let warning = report.loadWarning { text += warning + "\n" }
                     print(text)
                     output += text + "\n"
