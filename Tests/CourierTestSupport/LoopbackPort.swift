@@ -5,9 +5,16 @@ package enum LoopbackPort {
     /// A port that was free a moment ago on 127.0.0.1 (bound to port 0, read back, released): a
     /// peer that loses it to another process in between must retry with another.
     package static func free() throws -> Int {
+        let (descriptor, port) = try listening(backlog: 1)
+        close(descriptor)
+        return port
+    }
+
+    /// A TCP socket listening on 127.0.0.1, on a port the kernel picked, and that port; the
+    /// caller closes the descriptor.
+    package static func listening(backlog: Int32) throws -> (descriptor: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw PeerError("socket() failed: errno \(errno)") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -18,8 +25,12 @@ package enum LoopbackPort {
                 bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
             }
         }
-        guard bound else { throw PeerError("bind() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound, listen(fd, backlog) == 0 else {
+            let failure = PeerError("bind() or listen() failed: errno \(errno)")
+            close(fd)
+            throw failure
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port` now.

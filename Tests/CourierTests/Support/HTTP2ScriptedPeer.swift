@@ -29,24 +29,9 @@ final class HTTP2ScriptedPeer: Sendable {
 
     /// Starts listening.
     init(script: @escaping Script) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else {
-            Glibc.close(listener)
-            throw POSIXError(.EADDRINUSE)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
+        let (listener, port) = try LoopbackPort.listening(backlog: 64)
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let thread = Thread { [listener, accepted, state] in
             while true {
                 let client = accept(listener, nil, nil)
