@@ -109,12 +109,19 @@ struct RequestPlan: Sendable {
             let separator = text.contains("?") ? (text.hasSuffix("?") || text.hasSuffix("&") ? "" : "&") : "?"
             text += separator + URLEncoding.query(request.query)
         }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+        guard let url = URL(string: text), isHTTPWithHost(&text) else {
             let shown = URL(string: text).map { "'\(Redaction.url($0))'" } ?? "the target"
             throw .invalidURL.with(detail: "\(shown) is not an absolute http or https URL")
         }
         return url
+    }
+
+    /// Whether `text` is an absolute `http` or `https` URL with a host and a usable port: the
+    /// transport's own split (``URLSplit``), one pass over the bytes, nothing decoded.
+    private static func isHTTPWithHost(_ text: inout String) -> Bool {
+        text.makeContiguousUTF8()
+        guard case .success = text.utf8.withContiguousStorageIfAvailable(URLSplit.split) else { return false }
+        return true
     }
 
     /// Whether the target starts with a scheme and `://` (RFC 3986: a letter, then letters,

@@ -27,62 +27,23 @@ struct NativeRequestTarget: Sendable {
     /// - Throws: ``HTTPConnectionError/invalidURL`` for another scheme, a missing host, a bad
     ///   port, or an unusable proxy setting for the URL.
     init(url: URL, proxies: ProxyConfiguration = .none, unixSockets: [NativeTransport.UnixSocketRoute] = []) throws(HTTPConnectionError) {
-        let text = url.absoluteString
-        let bytes = text.utf8
-        guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-            throw Self.invalid(url, "no scheme")
+        var text = url.absoluteString
+        text.makeContiguousUTF8()
+        let split = text.utf8.withContiguousStorageIfAvailable(URLSplit.split) ?? .failure("its text is not contiguous UTF-8")
+        let parts: URLSplit
+        switch split {
+        case .success(let value): parts = value
+        case .failure(let reason): throw Self.invalid(url, reason.text)
         }
-        let scheme = text[..<schemeEnd].lowercased()
-        let secure: Bool
-        switch scheme {
-        case "http": secure = false
-        case "https": secure = true
-        default: throw Self.invalid(url, "the scheme must be http or https")
-        }
-        let afterScheme = text[schemeEnd...].dropFirst()
-        guard afterScheme.hasPrefix("//") else { throw Self.invalid(url, "no authority") }
-        let authorityAndRest = afterScheme.dropFirst(2)
-        let authorityEnd = authorityAndRest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? authorityAndRest.endIndex
-        var authority = authorityAndRest[..<authorityEnd]
-        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) {
-            authority = authority[authority.index(after: at)...]
-        }
-        var hostPart = authority
-        var portPart: Substring = ""
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw Self.invalid(url, "unterminated IPv6 literal") }
-            hostPart = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty {
-                throw Self.invalid(url, "unexpected text after the IPv6 literal")
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            hostPart = authority[..<colon]
-            portPart = authority[authority.index(after: colon)...]
-        }
-        guard !hostPart.isEmpty else { throw Self.invalid(url, "no host") }
-        var port = secure ? 443 : 80
-        if !portPart.isEmpty {
-            guard portPart.utf8.count <= 5, let value = Int(portPart), (1...65535).contains(value) else {
-                throw Self.invalid(url, "the port '\(portPart)' is not 1...65535")
-            }
-            port = value
-        }
-        let host = hostPart.lowercased()
-        let route = unixSockets.first { $0.matches(host: host, port: port) }
-        let proxy = route == nil ? try proxies.proxy(secure: secure, host: host) : nil
-        key = NativePoolKey(secure: secure, host: host, port: port, proxy: proxy, unixSocketPath: route?.path)
-        hostField = String(authority)
-
-        var rest = authorityAndRest[authorityEnd...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        let originForm = rest.hasPrefix("/") ? String(rest) : "/" + rest
+        let route = unixSockets.first { $0.matches(host: parts.host, port: parts.port) }
+        let proxy = route == nil ? try proxies.proxy(secure: parts.secure, host: parts.host) : nil
+        key = NativePoolKey(secure: parts.secure, host: parts.host, port: parts.port, proxy: proxy, unixSocketPath: route?.path)
+        hostField = parts.hostField
         if key.forwardsThroughProxy, let proxy {
-            path = "http://" + hostField + originForm
+            path = "http://" + hostField + parts.originForm
             proxyAuthorization = proxy.credentials?.basicAuthorization
         } else {
-            path = originForm
+            path = parts.originForm
             proxyAuthorization = nil
         }
     }

@@ -111,8 +111,10 @@ public struct ProxyConfiguration: Sendable, Hashable {
 
     /// The proxy for a request to `host` over `https` (`secure`) or `http`, or `nil` for direct.
     func proxy(secure: Bool, host: String) throws(HTTPConnectionError) -> Proxy? {
+        let slot = secure ? https : http
+        if case .direct = slot { return nil }
         if bypassesLoopback && Self.isLoopback(host) { return nil }
-        switch secure ? https : http {
+        switch slot {
         case .direct:
             return nil
         case .proxy(let proxy):
