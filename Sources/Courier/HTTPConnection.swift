@@ -260,6 +260,31 @@ public final class HTTPConnection: Sendable {
         return pipeline.transport.preferredTaskExecutor(for: baseURL)
     }
 
+    /// The executor that does this connection's network I/O: on ``NativeTransport``, the event
+    /// loop of the base URL's origin. `nil` on a transport without one (``URLSessionTransport``)
+    /// and for a connection whose cache keeps files on disk (its reads must not hold up a loop).
+    ///
+    /// Code that sends one request after another can run on it, so that each request starts and
+    /// resumes on the thread that reads its response, without the two thread wake-ups a caller
+    /// on Swift's global executor pays per request (measured: about a quarter less CPU per
+    /// request and a third more requests per second, sequentially on one connection):
+    ///
+    /// ```swift
+    /// try await withTaskExecutorPreference(connection.executor) {
+    ///     for id in 1...100 {
+    ///         _ = try await connection.get("/items/\(id)")
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Everything such code does runs on the loop and holds up every connection the loop
+    /// serves: do no blocking work there (files, locks held long, `sleep`), and keep concurrent
+    /// requests on the global executor (their pipelines spread over the cores from there).
+    public var executor: (any TaskExecutor)? {
+        if cache?.isPersistent == true { return nil }
+        return pipeline.transport.ioExecutor(for: baseURL)
+    }
+
     /// Reports a failure that no closure and no delegate hears: to the event monitor, or without
     /// one, to ``unhandledFailureLog``.
     func reportUnhandledFailure(_ id: RequestID, _ error: HTTPConnectionError) {

@@ -80,4 +80,49 @@ struct LoopExecutorTests {
             transport.shutdown()
         }
     }
+
+    @Test("a caller that prefers the connection's executor sends and resumes on the loop; concurrent requests from it all complete")
+    func callerOnLoop() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let transport = leaks.native()
+            let loop = try #require(transport.ioExecutor(for: server.baseURL) as? EventLoop)
+            let log = ThreadLog(loop: loop)
+            let connection = leaks.track(HTTPConnection(baseURL: server.baseURL, configuration: .init(
+                timeout: .seconds(10), transport: transport, eventMonitor: log.monitor)))
+            #expect(connection.executor as? EventLoop === loop)
+            let statuses = try await withTaskExecutorPreference(connection.executor) {
+                var statuses: [Int] = []
+                for index in 0..<5 {
+                    #expect(loop.inEventLoop)
+                    let response = try await connection.get("/echo", query: [.init("n", "\(index)")])
+                    #expect(loop.inEventLoop, "request \(index) resumed off the loop")
+                    #expect(String(decoding: response.body, as: UTF8.self).contains("n=\(index)"))
+                    statuses.append(response.status.code)
+                }
+                // Several at once from the loop: none waits for another, all complete.
+                let concurrent = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<8 { group.addTask { try await connection.get("/delay/50").status.code } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                return statuses + concurrent
+            }
+            #expect(statuses == Array(repeating: 200, count: 13))
+            #expect(log.values.prefix(10).allSatisfy { $0 }, "\(log.values)")
+            transport.shutdown()
+        }
+    }
+
+    @Test("no executor for a connection on URLSessionTransport or with a disk cache")
+    func noExecutor() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loop-exec-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let native = NativeTransport()
+        defer { native.shutdown() }
+        #expect(HTTPConnection(configuration: .init(transport: URLSessionTransport())).executor == nil)
+        #expect(HTTPConnection(configuration: .init(transport: native, cache: HTTPCache(directory: directory))).executor == nil)
+        #expect(HTTPConnection(configuration: .init(transport: native)).executor is EventLoop)
+    }
 }

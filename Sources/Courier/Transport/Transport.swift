@@ -37,6 +37,14 @@ public protocol Transport: Sendable {
     /// - Parameter origin: a URL on the origin, or `nil` when unknown.
     /// - Returns: the executor, or `nil` for the global one.
     func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)?
+
+    /// The executor that does the network I/O of requests to `origin`, if the transport has one,
+    /// whatever is in flight: what ``HTTPConnection/executor`` gives callers that send one
+    /// request after another. ``NativeTransport`` answers with the event loop that owns (or
+    /// will own) the origin's connection pool. The default answer is `nil`.
+    /// - Parameter origin: a URL on the origin, or `nil` when unknown.
+    /// - Returns: the executor, or `nil`.
+    func ioExecutor(for origin: URL?) -> (any TaskExecutor)?
 }
 
 extension Transport {
@@ -53,6 +61,11 @@ extension Transport {
     /// - Parameter origin: unused.
     /// - Returns: `nil`.
     public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? { nil }
+
+    /// `nil`: the transport has no executor of its own.
+    /// - Parameter origin: unused.
+    /// - Returns: `nil`.
+    public func ioExecutor(for origin: URL?) -> (any TaskExecutor)? { nil }
 }
 
 /// One request as a transport sends it: the URL, headers and settings are all resolved.

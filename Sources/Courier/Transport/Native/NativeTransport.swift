@@ -224,7 +224,18 @@ public final class NativeTransport: Transport {
     /// - Parameter origin: a URL on the origin, or `nil` when unknown.
     /// - Returns: the loop, as a task executor, or `nil`.
     public func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)? {
-        guard startupError == nil, !contexts.isEmpty, inFlight.load(ordering: .relaxed) == 0 else { return nil }
+        guard inFlight.load(ordering: .relaxed) == 0 else { return nil }
+        return ioExecutor(for: origin)
+    }
+
+    /// The event loop that owns `origin`'s pool (or, before the pool exists, the loop it will
+    /// get; with one loop, always that loop), whatever is in flight; `nil` when the transport
+    /// could not start (or, with several loops, has shut down). A loop that has stopped runs the
+    /// jobs it is given on Swift's global executor.
+    /// - Parameter origin: a URL on the origin, or `nil` when unknown.
+    /// - Returns: the loop, as a task executor, or `nil`.
+    public func ioExecutor(for origin: URL?) -> (any TaskExecutor)? {
+        guard startupError == nil, !contexts.isEmpty else { return nil }
         if contexts.count == 1 { return contexts[0].loop }
         let key = origin.flatMap { try? target(for: $0).key }
         return state.withLock { state -> EventLoop? in
