@@ -38,11 +38,15 @@ protocol BenchClient: Sendable {
     func send(_ request: BenchRequest) async throws -> BenchResponse
     /// Releases the client's connections and threads.
     func shutdown() async
+    /// The executor the workload's lanes prefer; `nil` for Swift's global executor.
+    var laneExecutor: (any TaskExecutor)? { get }
 }
 
 extension BenchClient {
     /// `false`.
     var handlesAuthentication: Bool { false }
+    /// `nil`: lanes run on Swift's global executor, as a caller's code usually does.
+    var laneExecutor: (any TaskExecutor)? { nil }
 }
 
 /// Builds the client a job asks for.
@@ -51,7 +55,7 @@ enum ClientFactory {
     /// - Throws: when the client cannot be created (e.g. the socket cannot connect).
     static func make(for job: WorkerJob) throws -> any BenchClient {
         switch job.client {
-        case .courierNative, .courierURLSession:
+        case .courierNative, .courierNativeOnLoop, .courierURLSession:
             return CourierClient(job: job)
         case .nativeBare, .urlSessionBare:
             return CourierBareTransportClient(job: job)

@@ -29,6 +29,7 @@ final class CourierClient: BenchClient {
         delegate = job.fullPipeline ? SilentDelegate() : nil
         connection.delegate = delegate
         handlesAuthentication = job.auth != nil
+        laneExecutor = job.client == .courierNativeOnLoop ? connection.executor : nil
         if let auth = job.auth, let tokenURL = URL(string: auth.tokenURL) {
             connection.authenticate(matching: .prefix(job.url), with: Self.bearer(tokenURL: tokenURL))
         } else if job.fullPipeline, let tokenURL = URL(string: job.url) {
@@ -72,6 +73,9 @@ final class CourierClient: BenchClient {
                              fromCache: response.source == .cache, body: request.keepsBody ? response.body : nil,
                              tls: response.headers["X-TLS"])
     }
+
+    /// The connection's executor for ``ClientKind/courierNativeOnLoop``, else `nil`.
+    let laneExecutor: (any TaskExecutor)?
 
     func shutdown() async {
         (transport as? NativeTransport)?.shutdown()

@@ -2,6 +2,9 @@
 enum ClientKind: String, Codable, CaseIterable, Sendable {
     /// `HTTPConnection` over Courier's own transport (`NativeTransport`).
     case courierNative = "courier-native"
+    /// `HTTPConnection` over `NativeTransport`, with the caller's requests sent from a task that
+    /// prefers the connection's executor (`HTTPConnection.executor`, the transport's event loop).
+    case courierNativeOnLoop = "courier-loop"
     /// `HTTPConnection` over `URLSessionTransport`.
     case courierURLSession = "courier-urlsession"
     /// Foundation's `URLSession`, used directly.
@@ -21,6 +24,7 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
     var title: String {
         switch self {
         case .courierNative: "Courier (native)"
+        case .courierNativeOnLoop: "Courier (native, caller on its loop)"
         case .courierURLSession: "Courier (URLSessionTransport)"
         case .urlSession: "URLSession"
         case .asyncHTTPClient: "AsyncHTTPClient"

@@ -82,8 +82,9 @@ struct Workload: Sendable {
         let tickets = Tickets()
         let lanes = max(1, min(job.concurrency, job.requestCount ?? Int.max))
         return await withTaskGroup(of: Outcome.self) { group in
+            let executor = client.laneExecutor
             for _ in 0..<lanes {
-                group.addTask { await lane(tickets: tickets, deadline: deadline) }
+                group.addTask(executorPreference: executor) { await lane(tickets: tickets, deadline: deadline) }
             }
             var total = Outcome()
             for await outcome in group { total.merge(outcome) }
