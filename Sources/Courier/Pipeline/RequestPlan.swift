@@ -120,18 +120,21 @@ struct RequestPlan: Sendable {
     /// transport's own split (``URLSplit``), one pass over the bytes, nothing decoded.
     private static func isHTTPWithHost(_ text: inout String) -> Bool {
         text.makeContiguousUTF8()
-        guard case .success = text.utf8.withContiguousStorageIfAvailable(URLSplit.split) else { return false }
-        return true
+        return text.utf8.withContiguousStorageIfAvailable(URLSplit.isUsable) ?? false
     }
 
     /// Whether the target starts with a scheme and `://` (RFC 3986: a letter, then letters,
     /// digits, `+`, `-` or `.`).
     static func isAbsolute(_ target: String) -> Bool {
-        let scheme = target.utf8.prefix { $0 != UInt8(ascii: ":") }
-        guard let first = scheme.first, isLetter(first), target.utf8.dropFirst(scheme.count).starts(with: "://".utf8) else {
-            return false
-        }
-        return scheme.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || "+-.".utf8.contains($0) }
+        var target = target
+        target.makeContiguousUTF8()
+        return target.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, isLetter(bytes[0]),
+                  bytes.count >= colon + 3, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else {
+                return false
+            }
+            return bytes[..<colon].allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || "+-.".utf8.contains($0) }
+        } ?? false
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {

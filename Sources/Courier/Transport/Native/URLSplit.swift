@@ -24,9 +24,42 @@ struct URLSplit: Sendable {
         init(_ text: String) { self.text = text }
     }
 
+    /// Where each part of a URL's text lies, found without making a string.
+    struct Layout {
+        /// Whether the scheme is `https`.
+        let secure: Bool
+        /// The host (inside the brackets of an IPv6 literal).
+        let host: Range<Int>
+        /// The authority without userinfo.
+        let hostField: Range<Int>
+        /// The port, explicit or the scheme's default.
+        let port: Int
+        /// The path and query, up to the fragment.
+        let rest: Range<Int>
+    }
+
     /// Splits `bytes`, the UTF-8 of an absolute URL.
     /// - Returns: the parts, or why they cannot be used.
     static func split(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<URLSplit, FailureReason> {
+        layout(bytes).map { layout in
+            let rest = bytes[layout.rest]
+            let originForm = rest.first == UInt8(ascii: "/")
+                ? String(decoding: rest, as: UTF8.self)
+                : "/" + String(decoding: rest, as: UTF8.self)
+            return URLSplit(secure: layout.secure, host: lowercased(bytes[layout.host]), port: layout.port,
+                            hostField: String(decoding: bytes[layout.hostField], as: UTF8.self), originForm: originForm)
+        }
+    }
+
+    /// Whether `bytes` are an absolute `http` or `https` URL with a host and a usable port.
+    static func isUsable(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if case .success = layout(bytes) { return true }
+        return false
+    }
+
+    /// Finds the parts of `bytes`, the UTF-8 of an absolute URL.
+    /// - Returns: where they lie, or why they cannot be used.
+    static func layout(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<Layout, FailureReason> {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return .failure("no scheme") }
         let secure: Bool
         if matchesLowercased(bytes[0..<colon], "http") {
@@ -72,13 +105,8 @@ struct URLSplit: Sendable {
 
         var restEnd = authorityEnd
         while restEnd < bytes.count, bytes[restEnd] != UInt8(ascii: "#") { restEnd += 1 }
-        let rest = bytes[authorityEnd..<restEnd]
-        let originForm = rest.first == UInt8(ascii: "/")
-            ? String(decoding: rest, as: UTF8.self)
-            : "/" + String(decoding: rest, as: UTF8.self)
-        return .success(URLSplit(secure: secure, host: lowercased(bytes[hostRange]),
-                                 port: port, hostField: String(decoding: bytes[hostStart..<authorityEnd], as: UTF8.self),
-                                 originForm: originForm))
+        return .success(Layout(secure: secure, host: hostRange, hostField: hostStart..<authorityEnd, port: port,
+                               rest: authorityEnd..<restEnd))
     }
 
     /// Whether `byte` ends the authority: `/`, `?` or `#`.
