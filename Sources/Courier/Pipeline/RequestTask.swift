@@ -88,7 +88,7 @@ final class RequestTask: Sendable {
     @inline(never)
     private func begin(_ plan: RequestPlan, hasDelegate: Bool) -> RequestContext {
         if let deadline = plan.deadline { armDeadline(deadline) }
-        emitDidStart(delegate: hasDelegate)
+        if !hasDelegate { emitDidStart() }
         monitor?.report(.started(id, method: plan.transportRequest.method.rawValue,
                                  url: Redaction.url(plan.transportRequest.url),
                                  headers: Redaction.headers(of: plan.transportRequest)))
@@ -192,6 +192,10 @@ final class RequestTask: Sendable {
     /// Resolves the request against its connection and starts it (``begin(_:hasDelegate:)``):
     /// the pipeline's context and the validation to apply. The connection is held only here, so
     /// that an unmanaged request never keeps its connection alive while it waits on the network.
+    ///
+    /// With a delegate, one trip to the callback queue asks it for the request (`willSend`),
+    /// resolves the answer and reports the start there, instead of one trip each (every trip
+    /// wakes a thread).
     private func prepare() async -> (RequestContext, ResponseValidation)? {
         guard let connection else {
             cancel(notify: false)
@@ -199,15 +203,25 @@ final class RequestTask: Sendable {
         }
         let delegate = connection.delegate
         let settings = connection.currentSettings()
-        var request = self.request
+        let planned: Result<RequestPlan, HTTPConnectionError>
         if let delegate {
-            let (id, original) = (self.id, request)
-            request = await onCallbackQueue { delegate.connection(connection, willSend: original, id: id) }
+            let (id, original, onDidStart) = (self.id, request, callbacks.onDidStart)
+            planned = await onCallbackQueue { [self] in
+                let request = delegate.connection(connection, willSend: original, id: id)
+                let plan = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
+                if case .success = plan, !terminalDelivered.load(ordering: .acquiring) {
+                    connection.delegate?.connection(connection, didStart: id)
+                    onDidStart?(id)
+                }
+                return plan
+            }
+        } else {
+            planned = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
         }
-        do {
-            let plan = try RequestPlan(request, connection: connection, settings: settings)
+        switch planned {
+        case .success(let plan):
             return (begin(plan, hasDelegate: delegate != nil), settings.validation)
-        } catch {
+        case .failure(let error):
             end(.failure(error), notify: true)
             return nil
         }
@@ -305,12 +319,13 @@ final class RequestTask: Sendable {
 
     // MARK: - Non-terminal events
 
-    private func emitDidStart(delegate hasDelegate: Bool) {
-        guard hasDelegate || callbacks.onDidStart != nil else { return }
-        let onDidStart = callbacks.onDidStart
+    /// Reports the start to the `onDidStart` closure, for a request without a delegate (with
+    /// one, ``prepare()`` reports it on its trip to the callback queue).
+    private func emitDidStart() {
+        guard let onDidStart = callbacks.onDidStart else { return }
         emit { connection, id in
             connection.delegate?.connection(connection, didStart: id)
-            onDidStart?(id)
+            onDidStart(id)
         }
     }
 
