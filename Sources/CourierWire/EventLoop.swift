@@ -66,8 +66,12 @@ public final class EventLoop: Sendable, CustomStringConvertible {
             Glibc.close(epoll)
             throw error
         }
+        // Edge-triggered: every write to the counter reports one event, so the loop never reads
+        // it (one system call fewer per wake-up). At one write per wake-up, the 64-bit counter
+        // cannot fill.
         let added = LinuxAPI.control(
-            epoll: epoll, operation: LinuxAPI.epollCtlAdd, fd: wake, events: LinuxAPI.epollIn, token: EventLoop.wakeToken
+            epoll: epoll, operation: LinuxAPI.epollCtlAdd, fd: wake,
+            events: LinuxAPI.epollIn | LinuxAPI.epollEdgeTriggered, token: EventLoop.wakeToken
         )
         if added != 0 {
             let error = SocketError.current("epoll_ctl(ADD eventfd)")
@@ -186,11 +190,6 @@ public final class EventLoop: Sendable, CustomStringConvertible {
         _ = Glibc.write(wakeFD, &one, MemoryLayout<UInt64>.size)
     }
 
-    private func drainWake() {
-        var value: UInt64 = 0
-        _ = Glibc.read(wakeFD, &value, MemoryLayout<UInt64>.size)
-    }
-
     /// The loop thread's body.
     private func run() {
         loopThread.store(UInt(pthread_self()), ordering: .releasing)
@@ -210,9 +209,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
             }
             for event in events[..<Int(ready)] {
                 let token = event.data.u64
-                if token == EventLoop.wakeToken {
-                    drainWake()
-                } else {
+                if token != EventLoop.wakeToken {
                     dispatch(token: token, events: event.events)
                 }
             }

@@ -11,6 +11,7 @@ enum LinuxAPI {
     static let epollOut = UInt32(EPOLLOUT.rawValue)
     static let epollErr = UInt32(EPOLLERR.rawValue)
     static let epollHup = UInt32(EPOLLHUP.rawValue)
+    static let epollEdgeTriggered = UInt32(EPOLLET.rawValue)
     static let epollCtlAdd = EPOLL_CTL_ADD
     static let epollCtlDel = EPOLL_CTL_DEL
     static let epollCtlMod = EPOLL_CTL_MOD
