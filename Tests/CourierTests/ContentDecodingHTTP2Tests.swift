@@ -37,21 +37,26 @@ struct ContentDecodingHTTP2Tests {
         }
     }
 
-    static func priorKnowledge() -> NativeTransport.Configuration {
+    /// Runs `body` with a connection to a scripted peer running ``script(_:_:)``, over a native
+    /// transport speaking HTTP/2 by prior knowledge, under a leak check.
+    /// - Returns: how many connections the peer accepted.
+    static func withPeer(_ body: (HTTPConnection) async throws -> Void) async throws -> Int {
+        let peer = try HTTP2ScriptedPeer(script: script)
+        defer { peer.close() }
         var configuration = NativeTransport.Configuration()
         configuration.httpVersion = .http2PriorKnowledge
         configuration.proxy = .none
-        return configuration
+        try await withLeakCheck { leaks throws in
+            leaks.watch(port: peer.port)
+            let transport = leaks.native(configuration)
+            try await body(leaks.track(HTTPConnection(baseURL: peer.baseURL, configuration: .init(timeout: .seconds(10), transport: transport))))
+        }
+        return peer.connectionsAccepted
     }
 
     @Test("scripted HTTP/2 peer: a collected gzip body has no content-encoding, its decoded content-length and its trailers; a plain body keeps its fields")
     func collected() async throws {
-        let peer = try HTTP2ScriptedPeer(script: Self.script)
-        defer { peer.close() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(port: peer.port)
-            let transport = leaks.native(Self.priorKnowledge())
-            let connection = leaks.track(HTTPConnection(baseURL: peer.baseURL, configuration: .init(timeout: .seconds(10), transport: transport)))
+        let connections = try await Self.withPeer { connection in
             let response = try await connection.get("/gzip")
             #expect(response.body == Self.plain)
             #expect(response.headers["content-encoding"] == nil)
@@ -65,17 +70,12 @@ struct ContentDecodingHTTP2Tests {
             #expect(plain.headers["content-length"] == String(Self.plain.count))
             #expect(plain.contentDecoding == nil)
         }
-        #expect(peer.connectionsAccepted == 1)
+        #expect(connections == 1)
     }
 
     @Test("scripted HTTP/2 peer: a streamed gzip head has neither content-encoding nor content-length; a HEAD response keeps both")
     func streamedAndHead() async throws {
-        let peer = try HTTP2ScriptedPeer(script: Self.script)
-        defer { peer.close() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(port: peer.port)
-            let transport = leaks.native(Self.priorKnowledge())
-            let connection = leaks.track(HTTPConnection(baseURL: peer.baseURL, configuration: .init(timeout: .seconds(10), transport: transport)))
+        _ = try await Self.withPeer { connection in
             let streamed = try await connection.stream(HTTPRequest(.get, "/gzip"))
             #expect(streamed.headers["content-encoding"] == nil)
             #expect(streamed.headers["content-length"] == nil)
