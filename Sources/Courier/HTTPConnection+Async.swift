@@ -14,15 +14,17 @@ extension HTTPConnection {
     }
 
     /// Launches `request` with the callbacks `answer` makes around the caller's continuation, and
-    /// waits for the answer; cancelling the calling task cancels the request.
+    /// waits for the answer; cancelling the calling task cancels the request. With `failure`,
+    /// the request could not start: it ends at once with that error, heard as any failure.
     func awaitRequest<Value: Sendable>(
         _ request: HTTPRequest,
+        failure: HTTPConnectionError? = nil,
         _ answer: (CheckedContinuation<Result<Value, HTTPConnectionError>, Never>) -> RequestCallbacks
     ) async throws(HTTPConnectionError) -> Value {
         let id = RequestID.next()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                launchAwaited(request, id: id, callbacks: answer(continuation))
+                launchAwaited(request, id: id, callbacks: answer(continuation), failure: failure)
             }
         } onCancel: {
             cancel(id)
@@ -33,8 +35,8 @@ extension HTTPConnection {
     /// Launches a request whose caller awaits it, cancelled at once if the caller already is.
     /// Out of line: what it builds stays off the frame the caller holds while it waits.
     @inline(never)
-    private func launchAwaited(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks) {
-        _ = launch(request, id: id, callbacks: callbacks)
+    private func launchAwaited(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks, failure: HTTPConnectionError?) {
+        _ = launch(request, id: id, callbacks: callbacks, failure: failure)
         if Task.isCancelled { cancel(id) }
     }
 

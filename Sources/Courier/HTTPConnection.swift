@@ -245,11 +245,19 @@ public final class HTTPConnection: Sendable {
 
     // MARK: - Internals shared by the three styles
 
-    func launch(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks) -> RequestID {
+    /// Registers a request under `id` and starts it on a task of its own; with `failure`, ends
+    /// it at once with that error instead (a request that could not start), delivered as any
+    /// failure is.
+    func launch(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks,
+                failure: HTTPConnectionError? = nil) -> RequestID {
         let lifetime = request.lifetime ?? .managed
         let task = RequestTask(id: id, request: request, connection: self, lifetime: lifetime, callbacks: callbacks)
         registry.withLock { $0.tasks[id] = task }
-        task.launch(on: callbacks.bodyConsumer?.runsOffLoop == true ? nil : requestExecutor())
+        if let failure {
+            task.fail(beforeStart: failure)
+        } else {
+            task.launch(on: callbacks.bodyConsumer?.runsOffLoop == true ? nil : requestExecutor())
+        }
         return id
     }
 

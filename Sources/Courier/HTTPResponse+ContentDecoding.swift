@@ -19,16 +19,33 @@ extension HTTPResponse {
             self.encodedLength = encodedLength
         }
 
-        /// Takes the fields that describe the encoded body out of `headers`, and returns them.
-        /// - Parameter headers: the response's header fields, left with neither field.
-        /// - Returns: the removed values; `nil`, with `headers` unchanged, when there is no
-        ///   `Content-Encoding`.
-        static func removeEncodedFields(from headers: inout HTTPHeaders) -> ContentDecoding? {
-            guard let coding = headers["Content-Encoding"] else { return nil }
-            let length = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-            headers.remove("Content-Encoding")
-            headers.remove("Content-Length")
-            return ContentDecoding(contentEncoding: coding, encodedLength: length)
-        }
+    }
+}
+
+extension HTTPResponse.Head {
+    /// Makes the head describe the body the caller gets once a transport decodes its
+    /// `Content-Encoding`: `Content-Encoding` and `Content-Length` leave ``headers``, and the
+    /// server's values go to ``contentDecoding``. A head without `Content-Encoding` is unchanged.
+    ///
+    /// The one place where every transport applies this rule, for collected and streamed bodies
+    /// alike; a collected body then gets its decoded `Content-Length` from
+    /// ``HTTPResponse/init(collectedHead:body:)``, and a streamed one, whose decoded length is
+    /// not known ahead, has none.
+    mutating func describeDecodedBody() {
+        guard let coding = headers["Content-Encoding"] else { return }
+        let length = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        headers.remove("Content-Encoding")
+        headers.remove("Content-Length")
+        contentDecoding = HTTPResponse.ContentDecoding(contentEncoding: coding, encodedLength: length)
+    }
+}
+
+extension HTTPResponse {
+    /// A response made of a head and its complete body. When the transport decoded the body
+    /// (``Head/describeDecodedBody()`` recorded ``Head/contentDecoding``), `Content-Length` gives
+    /// the size of `body`, the decoded size; otherwise the head's fields are kept as they are.
+    init(collectedHead head: Head, body: Data) {
+        self.init(head: head, body: body)
+        if head.contentDecoding != nil { headers.set(String(body.count), for: "Content-Length") }
     }
 }

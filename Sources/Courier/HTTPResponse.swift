@@ -107,10 +107,10 @@ public struct HTTPResponse: Sendable {
         /// What the transport removed from ``headers`` because it decompresses the body; see
         /// ``HTTPResponse/contentDecoding``.
         public var contentDecoding: ContentDecoding? {
-        get { storedContentDecoding?.value }
-        set { storedContentDecoding = newValue.map(Boxed.init) }
-    }
-    private var storedContentDecoding: Boxed<ContentDecoding>?
+            get { storedContentDecoding?.value }
+            set { storedContentDecoding = newValue.map(Boxed.init) }
+        }
+        private var storedContentDecoding: Boxed<ContentDecoding>?
 
         /// Creates a head.
         public init(status: Status, headers: HTTPHeaders, url: URL) {

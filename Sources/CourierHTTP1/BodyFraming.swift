@@ -28,13 +28,7 @@ public enum BodyFraming: Sendable, Equatable {
     /// - Throws: `.invalidContentLength`, `.conflictingContentLength`, or
     ///   `.unsupportedTransferEncoding` when `chunked` is applied more than once.
     public static func forResponse(_ head: HTTPResponseHead, requestMethod: String) throws(HTTP1Error) -> BodyFraming {
-        let status = head.status
-        if requestMethod == "HEAD" || (100...199).contains(status) || status == 204 || status == 304 {
-            return .none
-        }
-        if requestMethod == "CONNECT" && (200...299).contains(status) {
-            return .none
-        }
+        guard responseCanHaveBody(status: head.status, requestMethod: requestMethod) else { return .none }
         if let codings = try transferCodings(head.fields) {
             if codings.chunkedIsFinal { return .chunked }
             return .untilClose
@@ -43,6 +37,17 @@ public enum BodyFraming: Sendable, Equatable {
             return .contentLength(length)
         }
         return .untilClose
+    }
+
+    /// Whether a response with this status, to this method, can carry a body (RFC 9110 §6.4.1):
+    /// not a response to `HEAD`, not a 1xx, 204 or 304, and not a 2xx response to `CONNECT`.
+    /// - Parameters:
+    ///   - status: the response's status code.
+    ///   - requestMethod: the method of the request it answers, e.g. `GET`.
+    /// - Returns: `false` when the response has no body, whatever its fields say.
+    public static func responseCanHaveBody(status: Int, requestMethod: String) -> Bool {
+        if requestMethod == "HEAD" || (100...199).contains(status) || status == 204 || status == 304 { return false }
+        return !(requestMethod == "CONNECT" && (200...299).contains(status))
     }
 
     /// The framing of a request body, per RFC 9112 §6.3.

@@ -17,6 +17,22 @@ public enum Digest {
         return Array(bytes).withUnsafeBytes { sha256($0) }
     }
 
+    /// A digest (or any bytes) as lowercase hexadecimal, two digits a byte: the form in which
+    /// SHA-256 sums are written and compared (`sha256sum`, download checksums, cache keys).
+    ///
+    /// - Parameter digest: the bytes, e.g. what `sha256` or ``SHA256Hasher/finalize()`` returns.
+    /// - Returns: `2 × digest.count` characters from `0-9a-f`.
+    public static func hex(_ digest: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(digest.count * 2)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The SHA-256 digest of the bytes in a buffer.
     ///
     /// - Parameter bytes: the input.

@@ -7,7 +7,7 @@ import COpenSSL
 /// var hasher = SHA256Hasher()
 /// hasher.update(firstChunk)
 /// hasher.update(secondChunk)
-/// let hex = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+/// let hex = Digest.hex(hasher.finalize())
 /// ```
 ///
 /// Use one hasher from one task at a time; ``finalize()`` ends it.

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -31,18 +32,18 @@ struct ServerCrashTests {
         // Each client signs up from its own loopback address (sign-ups are limited per address).
         var users: [(id: String, key: String)] = []
         for index in 0..<clients {
-            let response = try RawHTTP(port: server.port, from: "127.0.0.\(index + 2)")
-                .request("POST", "/users", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            let response = try RawHTTPClient(port: server.port, from: "127.0.0.\(index + 2)")
+                .exchange("POST", "/users", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                          body: Array("user%5Bname%5D=client\(index)&user%5Bpassword%5D=pw".utf8))
             let object = try response.object()
             let user = (id: try #require(object["id"] as? String, "\(response)"), key: try #require(object["apiKey"] as? String))
             users.append(user)
         }
-        let roomResponse = try RawHTTP(port: server.port).request("POST", "/rooms", headers: [
+        let roomResponse = try RawHTTPClient(port: server.port).exchange("POST", "/rooms", headers: [
             ("X-Magic-Auth", users[0].key), ("Content-Type", "application/x-www-form-urlencoded")], body: Array("room%5Bname%5D=Crash".utf8))
         let roomID = try #require(try roomResponse.object()["id"] as? String)
         for user in users {
-            let joined = try RawHTTP(port: server.port).request("PUT", "/rooms/\(roomID)/chatters/\(user.id)", headers: [("X-Magic-Auth", user.key)])
+            let joined = try RawHTTPClient(port: server.port).exchange("PUT", "/rooms/\(roomID)/chatters/\(user.id)", headers: [("X-Magic-Auth", user.key)])
             #expect(joined.status == 201)
         }
 
@@ -55,7 +56,7 @@ struct ServerCrashTests {
             let thread = Thread {
                 defer { finished.leave() }
                 for number in 0..<5_000 {
-                    guard let response = try? RawHTTP(port: port, timeout: 5).request(
+                    guard let response = try? RawHTTPClient(port: port, timeout: 5).exchange(
                         "POST", "/rooms/\(roomID)/messages",
                         headers: [("X-Magic-Auth", user.key), ("Content-Type", "application/x-www-form-urlencoded")],
                         body: Array("message%5Btext%5D=c\(index)-\(number)".utf8)) else { return }
@@ -76,7 +77,7 @@ struct ServerCrashTests {
 
         server = try ServerProcess.start(dataDirectory: directory)
         killed = false
-        let listed = try RawHTTP(port: server.port).request("GET", "/rooms/\(roomID)/messages", headers: [("X-Magic-Auth", users[0].key)])
+        let listed = try RawHTTPClient(port: server.port).exchange("GET", "/rooms/\(roomID)/messages", headers: [("X-Magic-Auth", users[0].key)])
         #expect(listed.status == 200)
         let stored = try listed.array().compactMap { $0["id"] as? String }
         let position = Dictionary(stored.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -89,14 +90,14 @@ struct ServerCrashTests {
         }
         // `since` an acknowledged message in the middle returns exactly what follows it.
         let middle = try #require(perClient[0].dropFirst(perClient[0].count / 2).first)
-        let since = try RawHTTP(port: server.port).request("GET", "/rooms/\(roomID)/messages?since=\(middle)", headers: [("X-Magic-Auth", users[1].key)])
+        let since = try RawHTTPClient(port: server.port).exchange("GET", "/rooms/\(roomID)/messages?since=\(middle)", headers: [("X-Magic-Auth", users[1].key)])
         let expected = Array(stored[(try #require(position[middle]) + 1)...])
         #expect(try since.array().compactMap { $0["id"] as? String } == expected)
         // The restarted server takes new posts after the old ones.
-        let after = try RawHTTP(port: server.port).request("POST", "/rooms/\(roomID)/messages", headers: [
+        let after = try RawHTTPClient(port: server.port).exchange("POST", "/rooms/\(roomID)/messages", headers: [
             ("X-Magic-Auth", users[2].key), ("Content-Type", "application/x-www-form-urlencoded")], body: Array("message%5Btext%5D=after".utf8))
         #expect(after.status == 201)
-        let latest = try RawHTTP(port: server.port).request("GET", "/rooms/\(roomID)/messages?since=\(stored.last ?? "")", headers: [("X-Magic-Auth", users[2].key)])
+        let latest = try RawHTTPClient(port: server.port).exchange("GET", "/rooms/\(roomID)/messages?since=\(stored.last ?? "")", headers: [("X-Magic-Auth", users[2].key)])
         #expect(try latest.array().map { $0["text"] as? String } == ["after"])
         server.kill(SIGTERM)
         killed = true

@@ -1,8 +1,9 @@
 @testable import ChatCaveServer
+import CourierTestSupport
 import Foundation
 
 /// A reference server on a free loopback port (with cheap password hashing), and helpers
-/// that speak the contract through ``RawHTTP``.
+/// that speak the contract through ``RawHTTPClient``.
 final class ServerFixture {
     let server: ChatCaveServer
     /// The temporary data directory the fixture made for an SQLite store, removed at the end.
@@ -39,24 +40,24 @@ final class ServerFixture {
 
     /// Sends one request on a new connection, from the loopback address `source` (127.0.0.1 by default).
     func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-              from source: String? = nil) throws -> RawHTTP.Response {
-        try RawHTTP(port: server.port, from: source).request(method, target, headers: headers, body: body)
+              from source: String? = nil) throws -> RawHTTPClient.Response {
+        try RawHTTPClient(port: server.port, from: source).exchange(method, target, headers: headers, body: body)
     }
 
     /// Sends a form body.
     func send(_ method: String, _ target: String, auth: [(String, String)] = [], form: String,
-              from source: String? = nil) throws -> RawHTTP.Response {
+              from source: String? = nil) throws -> RawHTTPClient.Response {
         try send(method, target, headers: auth + [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8),
                  from: source)
     }
 
     /// Signs in with a form body, from the loopback address `source` (127.0.0.1 by default).
-    func signIn(_ name: String, password: String, from source: String? = nil) throws -> RawHTTP.Response {
+    func signIn(_ name: String, password: String, from source: String? = nil) throws -> RawHTTPClient.Response {
         try send("PUT", "/account", form: "user%5Bname%5D=\(name)&user%5Bpassword%5D=\(password)", from: source)
     }
 
     /// Sends a JSON body.
-    func send(_ method: String, _ target: String, auth: [(String, String)] = [], json: String) throws -> RawHTTP.Response {
+    func send(_ method: String, _ target: String, auth: [(String, String)] = [], json: String) throws -> RawHTTPClient.Response {
         try send(method, target, headers: auth + [("Content-Type", "application/json")], body: Array(json.utf8))
     }
 
@@ -65,7 +66,7 @@ final class ServerFixture {
         let response = try send("POST", "/users", form: "user%5Bname%5D=\(name)&user%5Bpassword%5D=\(password)")
         let object = try response.object()
         guard response.status == 201, let id = object["id"] as? String, let key = object["apiKey"] as? String else {
-            throw RawHTTP.Failure(description: "sign-up of \(name) failed: \(response)")
+            throw RawHTTPClient.Failure(description: "sign-up of \(name) failed: \(response)")
         }
         return (id, key)
     }
@@ -74,7 +75,7 @@ final class ServerFixture {
     func createRoom(_ name: String, key: String) throws -> String {
         let response = try send("POST", "/rooms", auth: Self.magic(key), form: "room%5Bname%5D=\(name)")
         guard response.status == 201, let id = try response.object()["id"] as? String else {
-            throw RawHTTP.Failure(description: "creating \(name) failed: \(response)")
+            throw RawHTTPClient.Failure(description: "creating \(name) failed: \(response)")
         }
         return id
     }
@@ -90,14 +91,14 @@ final class ServerFixture {
     /// Joins a room as the key's owner.
     func join(_ roomID: String, userID: String, key: String) throws {
         let response = try send("PUT", "/rooms/\(roomID)/chatters/\(userID)", headers: Self.magic(key))
-        guard response.status == 201 else { throw RawHTTP.Failure(description: "join failed: \(response)") }
+        guard response.status == 201 else { throw RawHTTPClient.Failure(description: "join failed: \(response)") }
     }
 
     /// Posts a message and returns its id.
     func post(_ text: String, to roomID: String, key: String) throws -> String {
         let response = try send("POST", "/rooms/\(roomID)/messages", auth: Self.magic(key), form: "message%5Btext%5D=\(text)")
         guard response.status == 201, let id = try response.object()["id"] as? String else {
-            throw RawHTTP.Failure(description: "posting failed: \(response)")
+            throw RawHTTPClient.Failure(description: "posting failed: \(response)")
         }
         return id
     }

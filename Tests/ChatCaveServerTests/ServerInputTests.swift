@@ -1,5 +1,6 @@
 import ChatCaveServer
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -108,18 +109,18 @@ struct ServerInputTests {
     @Test("a malformed request line gets 400, an oversized body 413, and other clients are still served", arguments: StoreKind.allCases)
     func malformedRequests(store: StoreKind) throws {
         let fixture = try ServerFixture(store: store)
-        let broken = try RawHTTP(port: fixture.server.port)
-        try broken.write(Array("GARBAGE\r\n\r\n".utf8))
+        let broken = try RawHTTPClient(port: fixture.server.port)
+        try broken.send(Array("GARBAGE\r\n\r\n".utf8))
         let badRequest = try broken.readResponse()
         #expect(badRequest.status == 400)
         #expect(badRequest.errorText != nil, "every error body is JSON: \(badRequest)")
-        let huge = try RawHTTP(port: fixture.server.port)
-        try huge.write(Array("POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n".utf8))
+        let huge = try RawHTTPClient(port: fixture.server.port)
+        try huge.send(Array("POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n".utf8))
         let tooLarge = try huge.readResponse()
         #expect(tooLarge.status == 413)
         #expect(tooLarge.errorText != nil, "every error body is JSON: \(tooLarge)")
-        let oversized = try RawHTTP(port: fixture.server.port)
-        try? oversized.write(Array("GET / HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "a", count: 70_000))\r\n\r\n".utf8))
+        let oversized = try RawHTTPClient(port: fixture.server.port)
+        try? oversized.send(Array("GET / HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "a", count: 70_000))\r\n\r\n".utf8))
         let headTooLarge = try oversized.readResponse()
         #expect(headTooLarge.status == 431)
         #expect(headTooLarge.errorText != nil, "every error body is JSON: \(headTooLarge)")
@@ -130,11 +131,11 @@ struct ServerInputTests {
     func slowloris() throws {
         let server = try ChatCaveServer(port: 0, configuration: .init(passwordIterations: 1_000, headerTimeout: .milliseconds(300)))
         defer { server.shutdown() }
-        let slow = try RawHTTP(port: server.port, timeout: 10)
-        try slow.write(Array("GET /rooms HTTP/1.1\r\nHost: x\r\n".utf8))
-        #expect(try RawHTTP(port: server.port).request("GET", "/").status == 200)
+        let slow = try RawHTTPClient(port: server.port, timeout: 10)
+        try slow.send(Array("GET /rooms HTTP/1.1\r\nHost: x\r\n".utf8))
+        #expect(try RawHTTPClient(port: server.port).exchange("GET", "/").status == 200)
         let started = ContinuousClock.now
-        #expect(slow.readUntilClosed())
+        #expect(slow.waitForClose())
         #expect(ContinuousClock.now - started < .seconds(20))
     }
 
@@ -154,8 +155,8 @@ struct ServerInputTests {
                 for _ in 0..<Int(generator.next() % 300) { bytes.append(UInt8(truncatingIfNeeded: generator.next())) }
             }
             bytes += Array("\r\n\r\n".utf8)
-            let client = try RawHTTP(port: fixture.server.port, timeout: 3)
-            try? client.write(bytes)
+            let client = try RawHTTPClient(port: fixture.server.port, timeout: 3)
+            try? client.send(bytes)
             _ = try? client.readResponse()
         }
         // Well-formed requests with random bodies on every body-taking route.

@@ -1,5 +1,6 @@
 import ChatCaveServer
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -10,11 +11,11 @@ struct ServerPasswordLimitTests {
         let limits = ChatCaveServer.PasswordLimits()
         let fixture = try ServerFixture(passwordIterations: 400_000, passwordLimits: limits)  // about 0.25 s a hash
         _ = try fixture.signUp("alice", password: "right")
-        var clients: [RawHTTP] = []
+        var clients: [RawHTTPClient] = []
         for index in 0..<64 {
-            let client = try RawHTTP(port: fixture.server.port, timeout: 30)
+            let client = try RawHTTPClient(port: fixture.server.port, timeout: 30)
             let credential = Data("alice:wrong-\(index)".utf8).base64EncodedString()
-            try client.write(Array("GET /rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credential)\r\n\r\n".utf8))
+            try client.send(Array("GET /rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credential)\r\n\r\n".utf8))
             clients.append(client)
         }
         let started = ContinuousClock.now
@@ -127,11 +128,11 @@ struct ServerPasswordLimitTests {
         let limits = ChatCaveServer.PasswordLimits(concurrentHashes: 2, queuedHashes: 4, reservedHashes: 2, signUpsPerMinute: 1_000)
         let fixture = try ServerFixture(passwordIterations: 400_000, passwordLimits: limits)  // about 0.25 s a hash
         _ = try fixture.signUp("alice", password: "right")
-        var clients: [RawHTTP] = []
+        var clients: [RawHTTPClient] = []
         for index in 0..<32 {
-            let client = try RawHTTP(port: fixture.server.port, timeout: 30)
+            let client = try RawHTTPClient(port: fixture.server.port, timeout: 30)
             let body = "user%5Bname%5D=flood\(index)&user%5Bpassword%5D=pw"
-            try client.write(Array(("POST /users HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            try client.send(Array(("POST /users HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                                     + "Content-Length: \(body.utf8.count)\r\n\r\n" + body).utf8))
             clients.append(client)
         }

@@ -1,6 +1,7 @@
 @testable import ChatCave
 import ChatCaveServer
 import Courier
+import CourierTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import ChatCaveCLI
 import ChatCaveServer
+import CourierTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ChatCave
 import ChatCaveCLI
+import CourierTestSupport
 import Foundation
 import Testing
 

@@ -37,6 +37,16 @@ struct BodyFramingTests {
         #expect(try BodyFraming.forResponse(Self.response(407, [("Content-Length", "3")]), requestMethod: "CONNECT") == .contentLength(3))
     }
 
+    @Test("responseCanHaveBody: false for HEAD, 1xx, 204, 304 and a 2xx to CONNECT, true otherwise")
+    func canHaveBody() {
+        #expect(!BodyFraming.responseCanHaveBody(status: 200, requestMethod: "HEAD"))
+        for status in [100, 103, 204, 304] { #expect(!BodyFraming.responseCanHaveBody(status: status, requestMethod: "GET")) }
+        #expect(!BodyFraming.responseCanHaveBody(status: 200, requestMethod: "CONNECT"))
+        #expect(BodyFraming.responseCanHaveBody(status: 407, requestMethod: "CONNECT"))
+        for status in [200, 206, 301, 404, 500] { #expect(BodyFraming.responseCanHaveBody(status: status, requestMethod: "GET")) }
+        #expect(BodyFraming.responseCanHaveBody(status: 200, requestMethod: "POST"))
+    }
+
     @Test("D6 no length and no chunking: close-delimited; D5 an empty length")
     func closeDelimited() throws {
         #expect(try BodyFraming.forResponse(Self.response(200, []), requestMethod: "GET") == .untilClose)

@@ -20,6 +20,15 @@ struct DigestTests {
             == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
+    @Test("Digest.hex writes two lowercase digits a byte, as an independent formatter does")
+    func hexText() {
+        #expect(Digest.hex(Digest.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Digest.hex([]) == "")
+        #expect(Digest.hex([0x00, 0x0F, 0xA0, 0xFF]) == "000fa0ff")
+        let every = (0...255).map { UInt8($0) }
+        #expect(Digest.hex(every) == hex(every))
+    }
+
     @Test("every input form gives the same digest")
     func inputForms() {
         let bytes = (0..<1_000).map { UInt8(truncatingIfNeeded: $0) }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import CourierTestServer
+import CourierTestSupport
 
 @Suite("TestServer built-in routes", .ownThread)
 struct BuiltinRouteTests {
@@ -8,12 +9,12 @@ struct BuiltinRouteTests {
     func echo() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let first = try client.exchange("POST", "/echo/x?a=1&b=two", headers: [("X-First", "1"), ("x-second", "zwei")], body: Array("héllo".utf8))
         #expect(first.status == 200)
         #expect(first.header("content-type") == "application/json")
         #expect(first.header("date") != nil)
-        let json = try first.json()
+        let json = try first.object()
         #expect(json["method"] as? String == "POST")
         #expect(json["path"] as? String == "/echo/x")
         #expect(json["query"] as? String == "a=1&b=two")
@@ -27,10 +28,10 @@ struct BuiltinRouteTests {
 
         // Same connection: request number 2; a second connection gets number 2.
         let second = try client.exchange("GET", "/echo")
-        #expect(try second.json()["request"] as? Int == 2)
-        #expect(try second.json()["query"] as? String == "")
-        let other = try TestClient(port: server.port)
-        #expect(try other.exchange("GET", "/echo").json()["connection"] as? Int == 2)
+        #expect(try second.object()["request"] as? Int == 2)
+        #expect(try second.object()["query"] as? String == "")
+        let other = try RawHTTPClient(port: server.port)
+        #expect(try other.exchange("GET", "/echo").object()["connection"] as? Int == 2)
         #expect(server.requestCount(path: "/echo/x") == 1)
         #expect(server.requestCount(path: "/echo") == 2)
         #expect(server.totalRequests == 3)
@@ -41,10 +42,10 @@ struct BuiltinRouteTests {
     func echoStatus() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.exchange("PUT", "/echo?status=201", body: Array("x".utf8))
         #expect(response.status == 201)
-        #expect(try response.json()["method"] as? String == "PUT")
+        #expect(try response.object()["method"] as? String == "PUT")
         let noBody = try client.exchange("GET", "/echo?status=204")
         #expect(noBody.status == 204)
         #expect(noBody.body.isEmpty)
@@ -55,10 +56,10 @@ struct BuiltinRouteTests {
     func status() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let teapot = try client.exchange("DELETE", "/status/418")
         #expect(teapot.status == 418)
-        #expect(try teapot.json()["status"] as? Int == 418)
+        #expect(try teapot.object()["status"] as? Int == 418)
         for code in [204, 304] {
             let response = try client.exchange("GET", "/status/\(code)")
             #expect(response.status == code)
@@ -71,19 +72,19 @@ struct BuiltinRouteTests {
         let interim = try client.exchange("GET", "/status/100")
         #expect(interim.status == 100)
         client.setTimeout(0.3)
-        #expect(throws: TestClient.Failure.self) { try client.readResponse() }
+        #expect(throws: RawHTTPClient.Failure.self) { try client.readResponse() }
     }
 
     @Test("/delay/<ms> answers after the delay")
     func delay() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let start = Date()
         let response = try client.exchange("GET", "/delay/120")
         #expect(Date().timeIntervalSince(start) >= 0.1)
         #expect(response.status == 200)
-        #expect(try response.json()["delayed"] as? Int == 120)
+        #expect(try response.object()["delayed"] as? Int == 120)
         #expect(try client.exchange("GET", "/delay/-1").status == 400)
     }
 
@@ -91,7 +92,7 @@ struct BuiltinRouteTests {
     func bytes() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let plain = try client.exchange("GET", "/bytes/100000")
         #expect(plain.header("content-length") == "100000")
         #expect(Data(plain.body) == TestServer.bytesPattern(count: 100_000))
@@ -113,9 +114,9 @@ struct BuiltinRouteTests {
     func notFound() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let response = try TestClient(port: server.port).exchange("GET", "/nope?x")
+        let response = try RawHTTPClient(port: server.port).exchange("GET", "/nope?x")
         #expect(response.status == 404)
-        #expect(try response.json()["path"] as? String == "/nope")
-        #expect(try TestClient(port: server.port).exchange("GET", "/fault/nope").status == 404)
+        #expect(try response.object()["path"] as? String == "/nope")
+        #expect(try RawHTTPClient(port: server.port).exchange("GET", "/fault/nope").status == 404)
     }
 }

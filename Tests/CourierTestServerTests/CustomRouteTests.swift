@@ -19,7 +19,7 @@ struct CustomRouteTests {
         server.route("/api/special/*") { _ in .text("longer prefix") }
         server.route("/api/exact") { request in .text("exact \(request.method) \(request.query)") }
         server.route("/echo") { _ in .response(status: 299) }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         #expect(try client.exchange("GET", "/api/anything/here").text == "prefix /api/anything/here")
         #expect(try client.exchange("GET", "/api/special/x").text == "longer prefix")
         #expect(try client.exchange("POST", "/api/exact?q=1").text == "exact POST q=1")
@@ -39,7 +39,7 @@ struct CustomRouteTests {
             seen.withLock { $0.append(line) }
             return .response(status: 204)
         }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         #expect(try client.exchange("PATCH", "/inspect?a=7&b=x", headers: [("X-Token", "t1")], body: Array("data".utf8)).status == 204)
         #expect(seen.withLock { $0 } == ["PATCH /inspect a=7&b=x t1 data 1/1 x 7"])
     }
@@ -51,7 +51,7 @@ struct CustomRouteTests {
         server.route("/token") { _ in .json(status: 201, Token(token: "abc", expires: 60)) }
         server.route("/text") { _ in .text(status: 202, "plain") }
         server.route("/later") { _ in .delayed(.milliseconds(100), .json(#"{"late": true}"#)) }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let token = try client.exchange("POST", "/token")
         #expect(token.status == 201)
         #expect(token.header("content-type") == "application/json")
@@ -77,7 +77,7 @@ struct CustomRouteTests {
                 .send(Data("def".utf8)),
             ])
         }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let start = Date()
         #expect(try client.exchange("GET", "/pieces").text == "abcdef")
         #expect(Date().timeIntervalSince(start) >= 0.09)
@@ -90,15 +90,15 @@ struct CustomRouteTests {
         defer { server.shutdown() }
         server.route("/half") { _ in .script([.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"), .shutdownWrite]) }
         server.route("/reset") { _ in .script([.reset]) }
-        let half = try TestClient(port: server.port)
+        let half = try RawHTTPClient(port: server.port)
         #expect(try half.exchange("GET", "/half").text == "hi")
         #expect(half.waitForClose())
         // After a half-close the server still reads (and discards) what the client sends.
         try half.send(Array(repeating: 0x41, count: 100_000))
 
-        let reset = try TestClient(port: server.port)
-        try reset.request("GET", "/reset")
-        #expect(throws: TestClient.Failure.self) { try reset.readUntilClose() }
+        let reset = try RawHTTPClient(port: server.port)
+        try reset.sendRequest("GET", "/reset")
+        #expect(throws: RawHTTPClient.Failure.self) { try reset.readUntilClose() }
         #expect(eventuallyBlocking { server.connectionsOpen == 1 })
     }
 }

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("TestServer fault routes", .ownThread)
 struct FaultRouteTests {
-    private func raw(_ server: TestServer, _ target: String, timeout: Double = 10) throws -> (TestClient, [UInt8]) {
-        let client = try TestClient(port: server.port, timeout: timeout)
-        try client.request("GET", target)
+    private func raw(_ server: TestServer, _ target: String, timeout: Double = 10) throws -> (RawHTTPClient, [UInt8]) {
+        let client = try RawHTTPClient(port: server.port, timeout: timeout)
+        try client.sendRequest("GET", target)
         return (client, try client.readUntilClose())
     }
 
@@ -36,9 +36,9 @@ struct FaultRouteTests {
     func stall() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port, timeout: 0.3)
-        try client.request("GET", "/fault/stall")
-        #expect(throws: TestClient.Failure.self) { try client.readResponse() }
+        let client = try RawHTTPClient(port: server.port, timeout: 0.3)
+        try client.sendRequest("GET", "/fault/stall")
+        #expect(throws: RawHTTPClient.Failure.self) { try client.readResponse() }
         #expect(!client.sawEOF)
         #expect(server.connectionsOpen == 1)
         withExtendedLifetime(client) {}
@@ -49,8 +49,8 @@ struct FaultRouteTests {
         let server = try TestServer()
         defer { server.shutdown() }
         do {
-            let client = try TestClient(port: server.port)
-            try client.request("GET", "/fault/stall")
+            let client = try RawHTTPClient(port: server.port)
+            try client.sendRequest("GET", "/fault/stall")
             #expect(eventuallyBlocking { server.requestCount(path: "/fault/stall") == 1 })
         }
         #expect(eventuallyBlocking { server.connectionsOpen == 0 })
@@ -61,9 +61,9 @@ struct FaultRouteTests {
         let server = try TestServer()
         defer { server.shutdown() }
         for (target, expected) in [("/fault/stall-body", String(repeating: "x", count: 10)), ("/fault/short-length", "abc")] {
-            let client = try TestClient(port: server.port, timeout: 0.3)
-            try client.request("GET", target)
-            #expect(throws: TestClient.Failure.self) { try client.readResponse() }
+            let client = try RawHTTPClient(port: server.port, timeout: 0.3)
+            try client.sendRequest("GET", target)
+            #expect(throws: RawHTTPClient.Failure.self) { try client.readResponse() }
             let text = String(decoding: client.pending, as: UTF8.self)
             // The head was consumed by readResponse; what is left is the partial body.
             #expect(text == expected, "\(target): \(text)")
@@ -75,12 +75,12 @@ struct FaultRouteTests {
     func longLength() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.exchange("GET", "/fault/long-length")
         #expect(response.header("content-length") == "4")
         #expect(response.text == "abcd")
         // The extra bytes come first; then the connection still serves the next request.
-        try client.request("GET", "/echo")
+        try client.sendRequest("GET", "/echo")
         try client.readUntil { String(decoding: $0, as: UTF8.self).contains("\"request\": 2}") }
         let rest = String(decoding: client.pending, as: UTF8.self)
         #expect(rest.hasPrefix("efghHTTP/1.1 200 OK\r\n"))
@@ -91,7 +91,7 @@ struct FaultRouteTests {
     func trickle() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let start = Date()
         let response = try client.exchange("GET", "/fault/trickle?bytes=5&interval=20")
         #expect(Date().timeIntervalSince(start) >= 0.08)
@@ -114,11 +114,11 @@ struct FaultRouteTests {
     func chunked() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.exchange("GET", "/fault/chunked?chunks=10000&size=1")
         #expect(response.body.count == 10_000)
         #expect(Data(response.body) == TestServer.bytesPattern(count: 10_000))
-        try client.request("GET", "/fault/chunked?chunks=2&size=3")
+        try client.sendRequest("GET", "/fault/chunked?chunks=2&size=3")
         let raw = try client.readResponse()
         #expect(raw.body == [0, 1, 2, 3, 4, 5])
     }
@@ -127,7 +127,7 @@ struct FaultRouteTests {
     func keepAliveThenClose() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         #expect(try client.exchange("GET", "/echo").status == 200)
         let response = try client.exchange("GET", "/fault/keepalive-then-close")
         #expect(response.header("connection") == "close")
@@ -139,7 +139,7 @@ struct FaultRouteTests {
     func closeBeforeReading() throws {
         let server = try TestServer(configuration: .init(closeBeforeReading: true))
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         #expect(client.waitForClose())
         #expect(server.connectionsAccepted == 1)
         #expect(server.totalRequests == 0)

@@ -17,7 +17,7 @@ struct HTTPServerCoreTests {
             }
         }
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.exchange("GET", "/a?b")
         #expect(response.text == "later")
         #expect(response.header("x-path") == "/a")
@@ -35,7 +35,7 @@ struct HTTPServerCoreTests {
             responder.complete()
         }
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         #expect(try client.exchange("GET", "/").text == "first 1")
         #expect(try client.exchange("GET", "/").text == "first 2")
         #expect(client.pending.isEmpty)
@@ -49,8 +49,8 @@ struct HTTPServerCoreTests {
         }
         defer { server.shutdown() }
         do {
-            let client = try TestClient(port: server.port)
-            try client.request("GET", "/gone")
+            let client = try RawHTTPClient(port: server.port)
+            try client.sendRequest("GET", "/gone")
             #expect(eventuallyBlocking { server.totalRequests == 1 })
         }
         #expect(eventuallyBlocking { server.connectionsOpen == 0 })
@@ -59,8 +59,8 @@ struct HTTPServerCoreTests {
             responder.writeRaw([1, 2, 3])
             responder.shutdownWrite()
         }
-        let fresh = try TestClient(port: server.port, timeout: 0.3)
-        try fresh.request("GET", "/next")
+        let fresh = try RawHTTPClient(port: server.port, timeout: 0.3)
+        try fresh.sendRequest("GET", "/next")
         #expect(eventuallyBlocking { server.totalRequests == 2 })
         #expect(server.requestCount(path: "/gone") == 1)
         #expect(server.connectionsAccepted == 2)
@@ -77,7 +77,7 @@ struct HTTPServerCoreTests {
         defer { server.shutdown() }
         #expect(server.eventLoops.count == 2)
         for index in 1...4 {
-            #expect(try TestClient(port: server.port).exchange("GET", "/").text == "\(index)")
+            #expect(try RawHTTPClient(port: server.port).exchange("GET", "/").text == "\(index)")
         }
         #expect(loops.withLock { $0.count } == 2)
     }

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ struct RangedRouteTests {
     func rangesAndValidators() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let body = TestServer.rangedBody(count: 1000)
         #expect(Set(body).count > 200, "the body does not repeat a short pattern")
         let whole = try client.exchange("GET", "/ranged/1000")
@@ -33,7 +34,7 @@ struct RangedRouteTests {
     func staleAndUnsatisfiable() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let stale = try client.exchange("GET", "/ranged/1000?etag=v2", headers: [("Range", "bytes=600-"), ("If-Range", "\"v1\"")])
         #expect(stale.status == 200)
         #expect(stale.body.count == 1000)
@@ -49,8 +50,8 @@ struct RangedRouteTests {
     func cut() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port)
-        try client.request("GET", "/ranged/1000?cut=50")
+        let client = try RawHTTPClient(port: server.port)
+        try client.sendRequest("GET", "/ranged/1000?cut=50")
         let raw = try client.readUntilClose()
         let text = String(decoding: raw, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))

@@ -18,7 +18,7 @@ struct RequestSmugglingTests {
     func expectRefused(_ head: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let server = try TestServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port, timeout: 5)
+        let client = try RawHTTPClient(port: server.port, timeout: 5)
         try client.send(head + Self.smuggled)
         let text = String(decoding: try client.readUntilClose(), as: UTF8.self)
         let statusLines = text.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }
@@ -61,10 +61,10 @@ struct RequestSmugglingTests {
     func validHeadsServed() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        let old = try TestClient(port: server.port, timeout: 5)
+        let old = try RawHTTPClient(port: server.port, timeout: 5)
         try old.send("GET /echo/old HTTP/1.0\r\n\r\n")
         #expect(try old.readResponse().status == 200)
-        let current = try TestClient(port: server.port, timeout: 5)
+        let current = try RawHTTPClient(port: server.port, timeout: 5)
         try current.send("GET /echo/current HTTP/1.1\r\nhOsT: x\r\n\r\n")
         #expect(try current.readResponse().status == 200)
         #expect(server.requestCount(path: "/echo/old") == 1)

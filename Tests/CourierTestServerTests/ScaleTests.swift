@@ -10,15 +10,15 @@ struct ScaleTests {
         let server = try TestServer()
         defer { server.shutdown() }
         let count = 2000
-        var clients: [TestClient] = []
+        var clients: [RawHTTPClient] = []
         clients.reserveCapacity(count)
-        for _ in 0..<count { clients.append(try TestClient(port: server.port)) }
+        for _ in 0..<count { clients.append(try RawHTTPClient(port: server.port)) }
         #expect(eventuallyBlocking { server.connectionsOpen == count })
-        for (index, client) in clients.enumerated() { try client.request("GET", "/echo/\(index)") }
+        for (index, client) in clients.enumerated() { try client.sendRequest("GET", "/echo/\(index)") }
         var answered = 0
         for (index, client) in clients.enumerated() {
             let response = try client.readResponse()
-            if response.status == 200, try response.json()["path"] as? String == "/echo/\(index)" { answered += 1 }
+            if response.status == 200, try response.object()["path"] as? String == "/echo/\(index)" { answered += 1 }
         }
         #expect(answered == count)
         #expect(server.connectionsAccepted == count)
@@ -29,10 +29,10 @@ struct ScaleTests {
     func shutdownCleans() throws {
         let server = try TestServer()
         let port = server.port
-        var clients: [TestClient] = []
+        var clients: [RawHTTPClient] = []
         for index in 0..<50 {
-            let client = try TestClient(port: port)
-            if index % 2 == 0 { try client.request("GET", "/fault/stall") }
+            let client = try RawHTTPClient(port: port)
+            if index % 2 == 0 { try client.sendRequest("GET", "/fault/stall") }
             clients.append(client)
         }
         #expect(eventuallyBlocking { server.connectionsOpen == 50 })
@@ -46,7 +46,7 @@ struct ScaleTests {
         clients.removeAll()
         // Counted by port: a process-wide count would see the other tests running in parallel.
         #expect(eventuallyBlocking { ProcessSockets.connected(toPort: port) == 0 })
-        #expect((try? TestClient(port: port)) == nil)
+        #expect((try? RawHTTPClient(port: port)) == nil)
     }
 
     @Test("a server released without shutdown stops by itself")
@@ -55,9 +55,9 @@ struct ScaleTests {
         do {
             let server = try TestServer()
             port = server.port
-            #expect(try TestClient(port: port).exchange("GET", "/echo").status == 200)
+            #expect(try RawHTTPClient(port: port).exchange("GET", "/echo").status == 200)
         }
         #expect(ProcessSockets.bound(toPort: port) == 0)
-        #expect((try? TestClient(port: port)) == nil)
+        #expect((try? RawHTTPClient(port: port)) == nil)
     }
 }

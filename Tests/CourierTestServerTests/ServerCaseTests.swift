@@ -11,48 +11,12 @@ import Glibc
 /// still serves a normal request and that it holds no socket but its listener.
 @Suite("Server cases (CourierTestServer)", .ownThread)
 struct ServerCaseTests {
-    /// Requests whose request line or head is malformed; each must get 400.
-    static let malformed: [(String, String)] = [
-        ("not HTTP", "GARBAGE\r\n\r\n"),
-        ("no version", "GET /\r\n\r\n"),
-        ("HTTP/2.0", "GET / HTTP/2.0\r\n\r\n"),
-        ("a fourth word", "GET / HTTP/1.1 extra\r\nHost: x\r\n\r\n"),
-        ("leading space", " GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-        ("double space", "GET  / HTTP/1.1\r\nHost: x\r\n\r\n"),
-        ("method not a token", "G(T / HTTP/1.1\r\nHost: x\r\n\r\n"),
-        ("DEL in the target", "GET /a\u{7F}b HTTP/1.1\r\nHost: x\r\n\r\n"),
-        ("bare CR", "GET / HTTP/1.1\rHost: x\r\n\r\n"),
-        ("binary", "\u{00}\u{01}\u{02}\u{03}\r\n\r\n"),
-        ("field without colon", "GET / HTTP/1.1\r\nHost x\r\n\r\n"),
-        ("space before colon", "GET / HTTP/1.1\r\nHost : x\r\n\r\n"),
-        ("NUL in a value", "GET / HTTP/1.1\r\nHost: a\u{00}b\r\n\r\n"),
-        ("obs-fold", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n  folded\r\n\r\n"),
-        ("first field folded", "GET / HTTP/1.1\r\n X-A: a\r\nHost: x\r\n\r\n"),
-        ("two lengths", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
-        ("negative length", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"),
-        ("rubbish length", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n"),
-        ("non-hex chunk size", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-        ("chunk without CRLF", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX0\r\n\r\n"),
-    ]
-
     @Test("S1 malformed request lines and heads get 400, and the server keeps serving")
     func malformedHeads() throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        do {
-            let keeper = try TestClient(port: server.port)
-            for (what, request) in Self.malformed {
-                let client = try TestClient(port: server.port, timeout: 5)
-                try client.send(request)
-                let response = try client.readResponse()
-                #expect(response.status == 400, "\(what)")
-                #expect(response.header("connection") == "close", "\(what)")
-                #expect(client.waitForClose(), "\(what): the connection stays open")
-                // Other connections are served in between.
-                #expect(try keeper.exchange("GET", "/echo").status == 200, "\(what)")
-            }
-        }
-        #expect(server.totalRequests == Self.malformed.count, "only the keeper's requests reached a handler")
+        let sent = try MalformedRequests.expectEachRefused(port: server.port, getPath: "/echo", postPath: "/echo")
+        #expect(server.totalRequests == sent, "only the keeper's requests reached a handler")
         try expectServingWithoutLeaks(server)
     }
 
@@ -69,7 +33,7 @@ struct ServerCaseTests {
             ("an endless head", "GET /echo HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 400)),
         ]
         for (what, request) in cases {
-            let client = try TestClient(port: server.port, timeout: 5)
+            let client = try RawHTTPClient(port: server.port, timeout: 5)
             try? client.send(request)  // the server may refuse before everything is sent
             let response = try client.readResponse()
             #expect(response.status == 431, "\(what)")
@@ -79,7 +43,7 @@ struct ServerCaseTests {
         #expect(server.totalRequests == 0)
         // Right at the limits is still fine.
         let fields = (0..<9).map { ("X-\($0)", "v") }
-        #expect(try TestClient(port: server.port).exchange("GET", "/echo", headers: fields).status == 200)
+        #expect(try RawHTTPClient(port: server.port).exchange("GET", "/echo", headers: fields).status == 200)
         try expectServingWithoutLeaks(server)
     }
 
@@ -88,30 +52,30 @@ struct ServerCaseTests {
         let server = try TestServer(configuration: .init(maxBodyBytes: 1000))
         defer { server.shutdown() }
         // Declared too large: refused before the body is sent, and without a 100 Continue.
-        let declared = try TestClient(port: server.port, timeout: 5)
+        let declared = try RawHTTPClient(port: server.port, timeout: 5)
         try declared.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\nExpect: 100-continue\r\n\r\n")
         let refused = try declared.readResponse()
         #expect(refused.status == 413)
         #expect(refused.header("connection") == "close")
         #expect(declared.waitForClose())
         // Chunked: refused once the chunks pass the limit.
-        let chunked = try TestClient(port: server.port, timeout: 5)
+        let chunked = try RawHTTPClient(port: server.port, timeout: 5)
         var wire = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
         for _ in 0..<3 { wire += "190\r\n" + String(repeating: "b", count: 400) + "\r\n" }
         try? chunked.send(wire + "0\r\n\r\n")
         #expect(try chunked.readResponse().status == 413)
         #expect(chunked.waitForClose())
         // A huge declared length is refused at once, not read.
-        let huge = try TestClient(port: server.port, timeout: 5)
+        let huge = try RawHTTPClient(port: server.port, timeout: 5)
         try huge.send("PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n")
         #expect(try huge.readResponse().status == 413)
         #expect(huge.waitForClose())
         #expect(server.requestCount(path: "/echo") == 0)
         // Exactly at the limit is accepted.
         do {
-            let fits = try TestClient(port: server.port)
+            let fits = try RawHTTPClient(port: server.port)
             let echoed = try fits.exchange("POST", "/echo", body: Array(repeating: 0x61, count: 1000))
-            #expect(try echoed.json()["bodyLength"] as? Int == 1000)
+            #expect(try echoed.object()["bodyLength"] as? Int == 1000)
         }
         try expectServingWithoutLeaks(server)
     }
@@ -121,16 +85,16 @@ struct ServerCaseTests {
         let server = try TestServer(configuration: .init(headerTimeout: .milliseconds(300), idleTimeout: .milliseconds(300)))
         defer { server.shutdown() }
         let started = Date()
-        let silent = try TestClient(port: server.port, timeout: 10)
-        let partial = try TestClient(port: server.port, timeout: 10)
+        let silent = try RawHTTPClient(port: server.port, timeout: 10)
+        let partial = try RawHTTPClient(port: server.port, timeout: 10)
         try partial.send("GET /echo HTTP/1.1\r\nHost: x\r\n")
-        let trickler = try TestClient(port: server.port, timeout: 10)
+        let trickler = try RawHTTPClient(port: server.port, timeout: 10)
         // A head that would take 20 s at one byte every 20 ms; the server must cut it off.
         let head = Array("GET /echo HTTP/1.1\r\nHost: x\r\nX-Slow: \(String(repeating: "s", count: 1000))\r\n\r\n".utf8)
         let sent = trickle(head, to: trickler, every: 20_000)
         #expect(sent < head.count, "the whole head went through a byte at a time")
         // Served meanwhile.
-        #expect(try TestClient(port: server.port).exchange("GET", "/echo").status == 200)
+        #expect(try RawHTTPClient(port: server.port).exchange("GET", "/echo").status == 200)
         #expect(silent.waitForClose(), "a connection that sent nothing stays open")
         #expect(String(decoding: try partial.readUntilClose(), as: UTF8.self).hasPrefix("HTTP/1.1 408"))
         #expect(String(decoding: try trickler.readUntilClose(), as: UTF8.self).hasPrefix("HTTP/1.1 408"))
@@ -146,12 +110,12 @@ struct ServerCaseTests {
                                                         maxHeadBytes: 2048, maxHeaderFields: 20))
         defer { server.shutdown() }
         var random = SeededRandom(seed: seed)
-        let keeper = try TestClient(port: server.port)
+        let keeper = try RawHTTPClient(port: server.port)
         for round in 0..<300 {
             let bytes = Self.randomInput(round: round, random: &random)
-            let client = try TestClient(port: server.port, timeout: 5)
+            let client = try RawHTTPClient(port: server.port, timeout: 5)
             try? client.send(bytes)
-            shutdown(client.fd, Int32(SHUT_WR))
+            client.shutdownWrite()
             let answer: [UInt8]
             do {
                 answer = try client.readUntilClose()
@@ -204,11 +168,9 @@ struct ServerCaseTests {
     /// Sends `bytes` one at a time, `interval` microseconds apart, until all are sent or the
     /// server answers or closes. Bounded by `bytes.count`.
     /// - Returns: How many bytes were sent.
-    func trickle(_ bytes: [UInt8], to client: TestClient, every interval: UInt32) -> Int {
+    func trickle(_ bytes: [UInt8], to client: RawHTTPClient, every interval: UInt32) -> Int {
         for (index, byte) in bytes.enumerated() {
-            var probe: UInt8 = 0
-            let peeked = recv(client.fd, &probe, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-            if peeked >= 0 { return index }  // an answer, or the end of the stream
+            if client.hasAnswer() { return index }  // an answer, or the end of the stream
             if (try? client.send([byte])) == nil { return index }
             usleep(interval)
         }
@@ -219,7 +181,7 @@ struct ServerCaseTests {
     /// server holds only its listener (and `keeping` connections still open).
     func expectServingWithoutLeaks(_ server: TestServer, keeping: Int = 0) throws {
         do {
-            let client = try TestClient(port: server.port)
+            let client = try RawHTTPClient(port: server.port)
             #expect(try client.exchange("GET", "/echo", headers: [("Connection", "close")]).status == 200)
             #expect(client.waitForClose())
         }

@@ -17,7 +17,7 @@ struct ServerFuzzRegressionTests {
             responder.respond(status: 200)
         }
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port, timeout: 5)
+        let client = try RawHTTPClient(port: server.port, timeout: 5)
         try client.send(request)
         let wire = try client.readUntilClose()
         let text = String(decoding: wire, as: UTF8.self)
@@ -27,7 +27,7 @@ struct ServerFuzzRegressionTests {
         #expect(text.lowercased().contains("connection: close"))
 
         // The same request with GET still gets the error's body.
-        let get = try TestClient(port: server.port, timeout: 5)
+        let get = try RawHTTPClient(port: server.port, timeout: 5)
         try get.send("GET" + request.dropFirst(4))
         let response = try get.readResponse()
         #expect(response.status == status)

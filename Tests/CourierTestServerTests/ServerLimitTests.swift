@@ -18,7 +18,7 @@ struct ServerLimitTests {
     func perPathCountsBounded() throws {
         let server = try notFoundServer()
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port, timeout: 10)
+        let client = try RawHTTPClient(port: server.port, timeout: 10)
         let total = 10_000
         let batch = 100
         for start in stride(from: 0, to: total, by: batch) {
@@ -48,12 +48,12 @@ struct ServerLimitTests {
     func connectionCap() throws {
         let server = try notFoundServer(.init(maxConnections: 2))
         defer { server.shutdown() }
-        let first = try TestClient(port: server.port, timeout: 5)
-        let second = try TestClient(port: server.port, timeout: 5)
+        let first = try RawHTTPClient(port: server.port, timeout: 5)
+        let second = try RawHTTPClient(port: server.port, timeout: 5)
         #expect(try first.exchange("GET", "/first").status == 404)
         #expect(try second.exchange("GET", "/second").status == 404)
 
-        let refused = try TestClient(port: server.port, timeout: 5)
+        let refused = try RawHTTPClient(port: server.port, timeout: 5)
         #expect(refused.waitForClose(), "the connection over the cap stays open")
         #expect(refused.pending.isEmpty, "nothing is answered over the cap")
         #expect(server.connectionsRefused == 1)
@@ -62,7 +62,7 @@ struct ServerLimitTests {
 
         shutdown(second.fd, Int32(SHUT_RDWR))
         #expect(eventuallyBlocking { server.connectionsOpen == 1 })
-        let later = try TestClient(port: server.port, timeout: 5)
+        let later = try RawHTTPClient(port: server.port, timeout: 5)
         #expect(try later.exchange("GET", "/later").status == 404)
         #expect(server.connectionsRefused == 1)
         #expect(server.totalRequests == 4)
@@ -73,7 +73,7 @@ struct ServerLimitTests {
         // Pauses of 20 ms are far below the idle timeout: only the overall body deadline can end this.
         let server = try notFoundServer(.init(idleTimeout: .seconds(10), bodyTimeout: .milliseconds(300)))
         defer { server.shutdown() }
-        let client = try TestClient(port: server.port, timeout: 5)
+        let client = try RawHTTPClient(port: server.port, timeout: 5)
         let started = Date()
         try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
         var sent = 0

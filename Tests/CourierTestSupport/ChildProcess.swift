@@ -24,7 +24,10 @@ package struct ChildProcess: Sendable {
     ].joined(separator: "\n")
 
     /// Starts `executable` with `arguments`; standard output and error go to the given files
-    /// (or `/dev/null`).
+    /// (or `/dev/null`). Given the same file, they share one open file: their bytes follow each
+    /// other in the order written. (Opened twice, each would write from offset 0 over the
+    /// other's bytes: a line printed to standard output at exit would overwrite the start of
+    /// what went to standard error, and could cut a UTF-8 character in two.)
     /// - Parameter environment: the child's environment; `nil` (the default) passes this process's on.
     package static func spawn(_ executable: String, _ arguments: [String], stdout: String = "/dev/null",
                               stderr: String = "/dev/null", environment: [String: String]? = nil) throws -> ChildProcess {
@@ -33,7 +36,11 @@ package struct ChildProcess: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if stderr == stdout {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -1,5 +1,6 @@
 import Courier
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -53,12 +54,13 @@ struct ContentDecodingHeaderTests {
         }
     }
 
-    @Test("a streamed gzip body: the head has neither field, and contentDecoding says what the server sent")
-    func streamed() async throws {
+    @Test("a streamed gzip body: the head has neither field, and contentDecoding says what the server sent",
+          arguments: TransportUnderTest.allCases)
+    func streamed(transport: TransportUnderTest) async throws {
         let server = try Self.server()
         defer { server.shutdown() }
         try await withLeakCheck { leaks throws in
-            let connection = leaks.connection(server, .native)
+            let connection = leaks.connection(server, transport)
             let response = try await connection.stream(HTTPRequest(.get, "/gzip"))
             #expect(response.headers["Content-Encoding"] == nil)
             #expect(response.headers["Content-Length"] == nil)
@@ -67,6 +69,12 @@ struct ContentDecodingHeaderTests {
             var body = Data()
             for try await chunk in response.body { body.append(chunk) }
             #expect(body == Self.plain)
+
+            // A streamed HEAD response has no body to decode: it keeps the server's fields.
+            let head = try await connection.stream(HTTPRequest(.head, "/gzip"))
+            #expect(head.headers["Content-Encoding"] == "gzip")
+            #expect(head.head.contentDecoding == nil)
+            for try await _ in head.body {}
         }
     }
 }

@@ -92,18 +92,24 @@ struct HTTP2ExchangeValueTests {
         #expect(try streamed.receiveData([UInt8](repeating: 7, count: 100)) == Data(repeating: 7, count: 100))
     }
 
-    @Test("gzip is decoded, observers get copies, a broken stream is decompressionFailed")
+    @Test("gzip is decoded, observers get copies, the head loses content-encoding and content-length (the response gets the decoded length), a broken stream is decompressionFailed")
     func contentDecoding() throws {
         let plain = Data(String(repeating: "courier ", count: 100).utf8)
         let compressed = gzipCompressed(plain)
         var response = Self.assembler(observes: true)
-        _ = try response.receiveHead(status: 200, fields: [HPACKHeaderField(name: "content-encoding", value: "gzip")])
+        let head = try response.receiveHead(status: 200, fields: [HPACKHeaderField(name: "content-encoding", value: "gzip"),
+                                                                   HPACKHeaderField(name: "content-length", value: String(compressed.count))])
+        #expect(head.headers["content-encoding"] == nil && head.headers["content-length"] == nil)
+        #expect(head.contentDecoding == HTTPResponse.ContentDecoding(contentEncoding: "gzip", encodedLength: Int64(compressed.count)))
         var observed = Data()
         for chunk in stride(from: 0, to: compressed.count, by: 50) {
             if let copy = try response.receiveData(Array(compressed[chunk..<min(chunk + 50, compressed.count)])) { observed.append(copy) }
         }
         #expect(observed == plain)
-        #expect(try response.finish().body == plain)
+        let finished = try response.finish()
+        #expect(finished.body == plain)
+        #expect(finished.headers["content-length"] == String(plain.count))
+        #expect(finished.contentDecoding?.encodedLength == Int64(compressed.count))
         var broken = Self.assembler()
         _ = try broken.receiveHead(status: 200, fields: [HPACKHeaderField(name: "content-encoding", value: "gzip")])
         #expect(throws: HTTPConnectionError.decompressionFailed) {

@@ -106,7 +106,7 @@ struct URLSessionRedirectRaceTests {
             self.router = router
             session = URLSession(configuration: .ephemeral, delegate: router, delegateQueue: queue)
             let url = try #require(URL(string: "/loop/0", relativeTo: server.baseURL)?.absoluteURL)
-            exchange = URLSessionExchange(url: url, observer: observer, maxBodySize: 1 << 20, bytesSent: 0,
+            exchange = URLSessionExchange(url: url, method: "GET", observer: observer, maxBodySize: 1 << 20, bytesSent: 0,
                                           cancel: { router.cancel($0) })
             task = session.dataTask(with: url)
             router.register(exchange, for: task)

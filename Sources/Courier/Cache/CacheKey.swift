@@ -31,8 +31,8 @@ struct CacheKey: Hashable, Sendable {
             if request.isCertainCredential(field.name) { credentials.append(line) } else { defaults.append(line) }
         }
         credentialPartition = credentials.isEmpty
-            ? nil : Self.hex(Digest.hmacSHA256(key: secret, Array(credentials.sorted().joined(separator: "\n").utf8)))
-        defaultsPartition = defaults.isEmpty ? nil : Self.hex(Digest.sha256(Array(defaults.sorted().joined(separator: "\n").utf8)))
+            ? nil : Digest.hex(Digest.hmacSHA256(key: secret, Array(credentials.sorted().joined(separator: "\n").utf8)))
+        defaultsPartition = defaults.isEmpty ? nil : Digest.hex(Digest.sha256(Array(defaults.sorted().joined(separator: "\n").utf8)))
     }
 
     /// The anonymous key of a URL.
@@ -59,10 +59,5 @@ struct CacheKey: Hashable, Sendable {
     private static func urlKey(_ url: URL) -> String {
         let text = url.absoluteString
         return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 }

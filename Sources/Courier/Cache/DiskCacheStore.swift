@@ -39,7 +39,7 @@ struct DiskCacheStore: Sendable {
     func set(_ variants: [CachedResponse], for key: String) {
         guard let json = try? JSONEncoder().encode(Record(key: key, variants: variants)), json.count <= capacity else { return }
         var data = json
-        data.append(contentsOf: Array("\n".utf8) + Array(CacheKey.hex(Digest.sha256(json)).utf8))
+        data.append(contentsOf: Array("\n".utf8) + Array(Digest.hex(Digest.sha256(json)).utf8))
         try? directory.write(data, to: fileName(for: key))
         trim()
     }
@@ -63,11 +63,11 @@ struct DiskCacheStore: Sendable {
     /// `<hash of the URL>-<hash of the whole key>.cache`, so that one URL's partitions share a prefix.
     private func fileName(for key: String) -> String {
         let url = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? key
-        return Self.urlPart(url) + "-" + String(CacheKey.hex(Digest.sha256(Array(key.utf8))).prefix(32)) + ".cache"
+        return Self.urlPart(url) + "-" + String(Digest.hex(Digest.sha256(Array(key.utf8))).prefix(32)) + ".cache"
     }
 
     private static func urlPart(_ url: String) -> String {
-        String(CacheKey.hex(Digest.sha256(Array(url.utf8))).prefix(32))
+        String(Digest.hex(Digest.sha256(Array(url.utf8))).prefix(32))
     }
 
     /// The cache files, read only after the directory passed its check again.
@@ -97,7 +97,7 @@ struct DiskCacheStore: Sendable {
         guard let newline = data.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
         let json = data[data.startIndex..<newline]
         let checksum = data[data.index(after: newline)...]
-        guard Array(checksum) == Array(CacheKey.hex(Digest.sha256(Array(json))).utf8) else { return nil }
+        guard Array(checksum) == Array(Digest.hex(Digest.sha256(Array(json))).utf8) else { return nil }
         return try? JSONDecoder().decode(Record.self, from: json)
     }
 }

@@ -76,7 +76,7 @@ final class FileDownloadWriter: BodyConsumer {
                 report(written, start.total, &throttle, clock.now, events)
             }
             try file.sync()
-            let digest = Self.hex(hasher.finalize())
+            let digest = Digest.hex(hasher.finalize())
             if let expectedSHA256, expectedSHA256 != digest {
                 partial.removeAll()
                 throw .checksumMismatch.with(detail: "expected \(expectedSHA256), got \(digest); \(partial.destination.path) was not written")
@@ -127,17 +127,5 @@ final class FileDownloadWriter: BodyConsumer {
     private func post(_ bytes: Int64, _ total: Int64?, _ events: BodyConsumerEvents) {
         guard let onProgress = options.onProgress else { return }
         events.post { onProgress(bytes, total) }
-    }
-
-    /// Lowercase hexadecimal.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -33,9 +33,16 @@ extension HTTPConnection {
     /// validation, metrics; it neither reads nor fills the cache), off the transport's event loop, since
     /// it writes to disk. It ends, and the delegate hears of it, once the file is in place or the
     /// download failed, after the file is closed.
+    ///
+    /// **A download that cannot start** sends nothing and ends at once, as a request that fails
+    /// before sending does (an invalid URL, in ``send(_:)``): the delegate hears
+    /// `didFailWith`, then the caller gets the error. That is an expected digest that is not 64
+    /// hex digits or a destination that is no file URL (``HTTPConnectionError/invalidRequest``),
+    /// an invalid URL, or a destination folder that does not exist
+    /// (``HTTPConnectionError/cannotWriteFile``).
     /// - Parameters:
     ///   - request: the request, usually a GET.
-    ///   - destination: the file to create or replace; its directory must exist.
+    ///   - destination: the file to create or replace; its folder must exist.
     ///   - options: resume, the expected digest, permissions and progress; none by default.
     /// - Returns: the file, its length and digest, and the response.
     /// - Throws: as ``send(_:)``; ``HTTPConnectionError/checksumMismatch`` (the file deleted),
@@ -44,9 +51,15 @@ extension HTTPConnection {
     ///   ``HTTPConnectionError/unsupportedByTransport`` from a transport that cannot stream.
     public func download(_ request: HTTPRequest, to destination: URL,
                          options: DownloadOptions = DownloadOptions()) async throws(HTTPConnectionError) -> DownloadResult {
-        let (prepared, writer) = try prepareDownload(request, to: destination, options: options)
-        let response = try await awaitRequest(prepared) { RequestCallbacks(continuation: $0, bodyConsumer: writer) }
-        return writer.result(response)
+        switch Result(catching: { () throws(HTTPConnectionError) in try prepareDownload(request, to: destination, options: options) }) {
+        case .success(let (prepared, writer)):
+            let response = try await awaitRequest(prepared) { RequestCallbacks(continuation: $0, bodyConsumer: writer) }
+            return writer.result(response)
+        case .failure(let error):
+            // Ends at once with `error`, heard as any failure; `awaitRequest` throws it.
+            let _: HTTPResponse = try await awaitRequest(request, failure: error) { RequestCallbacks(continuation: $0) }
+            throw error
+        }
     }
 
     /// Starts a download, reporting through closures and the delegate; see
@@ -58,9 +71,11 @@ extension HTTPConnection {
     ///   - onDidStart: called when the request starts; `nil` by default.
     ///   - onSuccess: called once the file is in place (terminal).
     ///   - onError: called with the error, `.cancelled` included (terminal); `nil` by default.
-    /// - Returns: the request's id, for ``cancel(_:)``. A download that cannot start (an
-    ///   expected digest that is not 64 hex digits, a destination that is no file URL, an invalid
-    ///   URL) calls only `onError`, not the delegate, since no request was started.
+    /// - Returns: the request's id, for ``cancel(_:)``. A download that cannot start (see
+    ///   ``download(_:to:options:)``) ends as any closure request that fails before sending:
+    ///   `onDidStart` is not called; the delegate hears `didFailWith`, then `onError` runs; with
+    ///   neither, the failure is reported as unhandled
+    ///   (``EventMonitor/Event/unhandledFailure(_:error:)``, or ``unhandledFailureLog``).
     @discardableResult
     public func download(_ request: HTTPRequest, to destination: URL, options: DownloadOptions = DownloadOptions(),
                          onDidStart: (@Sendable (RequestID) -> Void)? = nil,
@@ -72,8 +87,8 @@ extension HTTPConnection {
                                              onError: onError, bodyConsumer: writer)
             return launch(prepared, id: RequestID.next(), callbacks: callbacks)
         } catch {
-            callbackQueue.async { onError?(error) }
-            return RequestID.next()
+            let callbacks = RequestCallbacks(onDidStart: onDidStart, onError: onError)
+            return launch(request, id: RequestID.next(), callbacks: callbacks, failure: error)
         }
     }
 
@@ -88,6 +103,11 @@ extension HTTPConnection {
         }
         guard destination.isFileURL, !destination.lastPathComponent.isEmpty else {
             throw .invalidRequest.with(detail: "the download destination must be a file URL")
+        }
+        let folder = destination.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw .cannotWriteFile.with(detail: "the download's folder \(folder) does not exist")
         }
         let url = try RequestPlan.url(for: request, baseURL: baseURL)
         let partial = PartialDownload(destination: destination)

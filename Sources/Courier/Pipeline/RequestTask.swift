@@ -64,6 +64,13 @@ final class RequestTask: Sendable {
         if !started { task.cancel() }
     }
 
+    /// Ends a request that could not start (its preparation failed before it was launched) the
+    /// way a request that fails before sending ends: the delegate hears `didFailWith`, then the
+    /// error closure or the `async` caller; with neither, an unhandled failure is reported.
+    func fail(beforeStart error: HTTPConnectionError) {
+        end(.failure(error), notify: true)
+    }
+
     /// Cancels the request.
     /// - Parameter notify: whether the cancel callback is delivered; `false` when the connection
     ///   of an unmanaged request went away (an `async` caller is still resumed with `.cancelled`).

@@ -35,6 +35,8 @@ final class URLSessionExchange: Sendable {
     }
 
     private let url: URL
+    /// The request's method: a response to `HEAD` has no body for libcurl to decode.
+    private let method: String
     private let maxBodySize: Int
     private let state: Mutex<State>
     private let started = ContinuousClock.now
@@ -47,11 +49,13 @@ final class URLSessionExchange: Sendable {
     /// - Parameter cancel: cancels a task in the order of its delegate callbacks
     ///   (``URLSessionTaskRouter/cancel(_:)``), for an exchange that ends before its task.
     /// - Parameters:
+    ///   - method: the request's method, e.g. `GET`.
     ///   - stream: the buffer a streamed body goes to (the caller gets the head as soon as it
     ///     arrives); `nil` to collect the body.
-    init(url: URL, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64,
+    init(url: URL, method: String, observer: any TransportObserver, maxBodySize: Int, bytesSent: Int64,
          cancel: @escaping @Sendable (URLSessionTask) -> Void, stream: BodyStreamBuffer? = nil) {
         self.url = url
+        self.method = method
         self.stream = stream
         self.bytesSent = bytesSent
         self.cancel = cancel
@@ -116,7 +120,7 @@ final class URLSessionExchange: Sendable {
         for (name, value) in http.allHeaderFields {
             headers.add("\(value)", for: "\(name)")
         }
-        let head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
+        var head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
         if let problem = Self.contentLengthProblem(in: headers) {
             // libcurl reads such a body anyway (the first value, or the digits before the rubbish).
             state.withLock { $0.failure = .badResponse.with(detail: problem) }
@@ -126,6 +130,7 @@ final class URLSessionExchange: Sendable {
             state.withLock { $0.failure = Self.tooLarge(maxBodySize) }
             return false
         }
+        if Self.libcurlDecodes(head, method: method) { head.describeDecodedBody() }
         let now = ContinuousClock.now
         let observer = state.withLock { state in
             state.head = head
@@ -141,7 +146,7 @@ final class URLSessionExchange: Sendable {
     /// Gives a streamed response's head to the caller; a reader that leaves cancels the task.
     private func handOut(_ head: HTTPResponse.Head) {
         guard let stream else { return }
-        var response = HTTPResponse(status: head.status, headers: head.headers, url: head.url)
+        var response = HTTPResponse(head: head, body: Data())
         response.bodyStream = HTTPBodyStream(buffer: stream)
         let continuation = state.withLock { state -> CheckedContinuation<Result<HTTPResponse, HTTPConnectionError>, Never>? in
             guard !state.ended, !state.headHandedOut else { return nil }
@@ -212,18 +217,14 @@ final class URLSessionExchange: Sendable {
         return true
     }
 
-    /// The response as the caller gets it. FoundationNetworking has libcurl decode every
-    /// `Content-Encoding` it knows, yet reports the server's `Content-Encoding` and `Content-Length`:
-    /// for a gzip or deflate body that arrived (libcurl decoded it), they go, kept in
-    /// ``HTTPResponse/contentDecoding``, and `Content-Length` gives the decoded size, as on the
-    /// native transport. An empty body (a HEAD, a 204, a 304) keeps its fields.
-    static func response(head: HTTPResponse.Head, body: Data) -> HTTPResponse {
-        var response = HTTPResponse(head: head, body: body)
-        guard !body.isEmpty, let coding = head.headers["Content-Encoding"], ContentDecoder.encoding(for: coding) != nil,
-              let decoding = HTTPResponse.ContentDecoding.removeEncodedFields(from: &response.headers) else { return response }
-        response.contentDecoding = decoding
-        response.headers.set(String(body.count), for: "Content-Length")
-        return response
+    /// Whether libcurl decodes the body of a response with this head. FoundationNetworking has
+    /// libcurl decode every `Content-Encoding` it knows (gzip and deflate at least), yet reports
+    /// the server's `Content-Encoding` and `Content-Length`: for such a body the head then
+    /// describes the decoded body (``HTTPResponse/Head/describeDecodedBody()``), as on the native
+    /// transport. A response without a body (to a `HEAD`, a 204, a 304) keeps its fields.
+    static func libcurlDecodes(_ head: HTTPResponse.Head, method: String) -> Bool {
+        guard let coding = head.headers["Content-Encoding"], ContentDecoder.encoding(for: coding) != nil else { return false }
+        return BodyFraming.responseCanHaveBody(status: head.status.code, requestMethod: method)
     }
 
     /// Passes streamed body bytes to the reader. There is no backpressure: FoundationNetworking
@@ -268,11 +269,11 @@ final class URLSessionExchange: Sendable {
             if let failure = state.failure {
                 result = .failure(failure)
             } else if state.challenged, let head = state.head {
-                result = .success(Self.response(head: head, body: state.body))
+                result = .success(HTTPResponse(collectedHead: head, body: state.body))
             } else if let error {
                 result = .failure(URLSessionErrorMapping.map(error, headReceived: state.head != nil))
             } else if let head = state.head {
-                result = .success(Self.response(head: head, body: state.body))
+                result = .success(HTTPResponse(collectedHead: head, body: state.body))
             } else {
                 result = .failure(.badResponse.with(detail: "no response head"))
             }

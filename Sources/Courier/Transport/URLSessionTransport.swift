@@ -98,7 +98,7 @@ public final class URLSessionTransport: Transport {
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         if !request.body.isEmpty { urlRequest.httpBody = request.body }
 
-        let exchange = URLSessionExchange(url: request.url, observer: observer,
+        let exchange = URLSessionExchange(url: request.url, method: request.method.rawValue, observer: observer,
                                           maxBodySize: request.maxResponseBodySize,
                                           bytesSent: Int64(request.body.count) + (uploadFile?.size ?? 0),
                                           cancel: { [router] in router.cancel($0) }, stream: stream)

@@ -29,7 +29,7 @@ struct StreamMemoryTests {
             hasher.update(chunk)
             offset += chunk.count
         }
-        return (nginx, FileDownloadWriter.hex(hasher.finalize()))
+        return (nginx, Digest.hex(hasher.finalize()))
     }
 
     /// Samples this process's resident set every 5 ms until cancelled; keeps the peak.
@@ -94,7 +94,7 @@ struct StreamMemoryTests {
             let peakBuffered = response.body.buffer.peakBuffered
             print("STREAM-MEMORY async \(kind) 256 MiB: resident growth \(growth / 1024) KiB, body buffer peak \(peakBuffered / 1024) KiB")
             #expect(received == Self.size)
-            #expect(FileDownloadWriter.hex(hasher.finalize()) == expected)
+            #expect(Digest.hex(hasher.finalize()) == expected)
             if kind == .native {
                 #expect(growth < Self.bound, "the resident set grew by \(growth) bytes")
                 #expect(peakBuffered <= (256 << 10) + (1 << 20), "the buffer held \(peakBuffered) bytes at most")

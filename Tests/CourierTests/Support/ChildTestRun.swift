@@ -15,7 +15,8 @@ struct ChildTestOutcome: Sendable {
     /// so the test library's closing "Test run with …" line is what tells.
     var crashed: Bool { status != nil && status != 0 && !output.contains("Test run with ") }
 
-    /// Whether the child found exactly one test to run (a filter that matches none passes too).
+    /// Whether the child found exactly one test to run (a filter that matches none passes too),
+    /// as the test library's closing line says ("Test run with 1 test in 1 suite passed…").
     var ranOneTest: Bool { output.contains("Test run with 1 test ") }
 
     /// The crash report in short: the fatal error line, then the crashed thread's first frames.
@@ -58,8 +59,13 @@ enum ChildTestRun {
     static let variable = "COURIER_CHILD_TEST"
 
     /// Runs the test binary filtered to `name` (`Suite/function()`) and collects its outcome.
+    ///
+    /// The child is this process's own binary, through `/proc/<pid>/exe`: a build that replaces
+    /// the binary on disk while the suite runs (and leaves its path naming another one, or none
+    /// for a moment) cannot change what the child runs. Its standard output and error share one
+    /// file (``ChildProcess/spawn(_:_:stdout:stderr:environment:)``), read whatever its bytes.
     static func run(_ name: String, timeout: Duration) async throws -> ChildTestOutcome {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let executable = "/proc/\(getpid())/exe"
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("courier-child-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: outputFile) }
         let filter = NSRegularExpression.escapedPattern(for: name)
@@ -70,8 +76,15 @@ enum ChildTestRun {
                                                             "--testing-library", "swift-testing", "--filter", filter],
                                            stdout: outputFile, stderr: outputFile)
         let status = await child.wait(timeout: timeout)
-        let output = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
-        return ChildTestOutcome(status: status, output: output)
+        return ChildTestOutcome(status: status, output: output(of: outputFile))
+    }
+
+    /// The child's output, whatever its bytes: invalid UTF-8 (a crash in the middle of a
+    /// character) is shown with replacement characters rather than making the output vanish,
+    /// and a file that cannot be read says so.
+    static func output(of path: String) -> String {
+        guard let bytes = FileManager.default.contents(atPath: path) else { return "(the child's output file \(path) could not be read)" }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

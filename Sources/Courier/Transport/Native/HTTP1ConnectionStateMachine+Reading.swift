@@ -120,12 +120,10 @@ extension HTTP1ConnectionStateMachine {
         var fields: [HTTPHeaders.Field] = []
         fields.reserveCapacity(head.fields.count)
         for field in head.fields { fields.append(HTTPHeaders.Field(name: field.name, value: field.value)) }
-        var headers = HTTPHeaders(fields)
-        // A decoded body is not what Content-Encoding and Content-Length describe: they go, kept aside.
-        let decoding = contentDecoder == nil ? nil : HTTPResponse.ContentDecoding.removeEncodedFields(from: &headers)
         var delivered = HTTPResponse.Head(status: HTTPResponse.Status(code: head.status, reason: head.reason),
-                                          headers: headers, url: request.url)
-        delivered.contentDecoding = decoding
+                                          headers: HTTPHeaders(fields), url: request.url)
+        // A decoded body is not what Content-Encoding and Content-Length describe: they go, kept aside.
+        if contentDecoder != nil { delivered.describeDecodedBody() }
         self.head = delivered
         state = .busy(.receivingBody)
         return .deliverHead(delivered)
@@ -140,8 +138,7 @@ extension HTTP1ConnectionStateMachine {
             return failRequest(NativeErrors.http(error))
         }
         let reusable = !extraBytes && keepAlive && !closeDelimited && write == .written && !request.asksClose
-        var response = HTTPResponse(head: head, body: body.takeData())
-        if head.contentDecoding != nil { response.headers.set(String(response.body.count), for: "Content-Length") }
+        let response = HTTPResponse(collectedHead: head, body: body.takeData())
         ended(reusable: reusable)
         return .complete(response, reusable: reusable)
     }

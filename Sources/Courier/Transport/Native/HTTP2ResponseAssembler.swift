@@ -3,7 +3,8 @@ import CourierHTTP2
 import Foundation
 
 /// One HTTP/2 response as its stream delivers it: the head (field count limit, declared length
-/// against the body limit, content decoding set up), body octets (through ``HTTP1ResponseBody``,
+/// against the body limit, content decoding set up, and then no `content-encoding` or
+/// `content-length` in the head, as on HTTP/1.1: see ``HTTPResponse/Head/describeDecodedBody()``), body octets (through ``HTTP1ResponseBody``,
 /// so content decoding and the size limits are the same as for HTTP/1.1), trailers, and the
 /// check at the end that the body matches a declared `content-length` (RFC 9113 §8.1.1).
 ///
@@ -70,8 +71,8 @@ struct HTTP2ResponseAssembler {
         var headers: [HTTPHeaders.Field] = []
         headers.reserveCapacity(fields.count)
         for field in fields { headers.append(HTTPHeaders.Field(name: field.name, value: field.value)) }
-        let delivered = HTTPResponse.Head(status: HTTPResponse.Status(code: status), headers: HTTPHeaders(headers), url: request.url)
-        let expectsBody = request.method != "HEAD" && status != 204 && status != 304
+        var delivered = HTTPResponse.Head(status: HTTPResponse.Status(code: status), headers: HTTPHeaders(headers), url: request.url)
+        let expectsBody = BodyFraming.responseCanHaveBody(status: status, requestMethod: request.method)
         let limit = request.streamsBody ? Int.max : request.maxBodySize
         if expectsBody, let text = delivered.headers["content-length"] {
             guard let length = Int(text), length >= 0 else {
@@ -85,6 +86,8 @@ struct HTTP2ResponseAssembler {
             contentDecoder = ContentDecoder(contentEncoding: coding,
                                             maxOutputBytes: request.streamsBody ? .max : limits.maxDecompressedBytes,
                                             maxRatio: limits.maxDecompressionRatio)
+            // A decoded body is not what content-encoding and content-length describe: they go, kept aside.
+            delivered.describeDecodedBody()
         }
         body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength.map { Int64($0) }, contentDecoder: contentDecoder,
                                  reservesDeclaredLength: !request.streamsBody)
@@ -133,7 +136,7 @@ struct HTTP2ResponseAssembler {
         } catch {
             throw NativeErrors.http(error)
         }
-        var response = HTTPResponse(status: head.status, headers: head.headers, body: body.takeData(), url: head.url)
+        var response = HTTPResponse(collectedHead: head, body: body.takeData())
         response.trailers = trailers
         return response
     }

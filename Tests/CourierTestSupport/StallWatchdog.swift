@@ -1,4 +1,3 @@
-import CourierTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -9,10 +8,10 @@ import Synchronization
 /// Off unless `COURIER_STALL_DUMP` names a folder. Then a thread outside the pool starts a tiny
 /// task every 250 ms; when one has not run after 2 s, it writes every thread's stack (through
 /// `gdb -p`, once per stall) to `<folder>/stall-<pid>-<n>.txt`, which names whatever holds
-/// the pool. Started by ``withLeakCheck(timeout:sourceLocation:_:)`` and ``runCase``.
-enum StallWatchdog {
+/// the pool. Started by ``withLeakCheck(watching:timeout:sourceLocation:_:)``.
+package enum StallWatchdog {
     /// Starts the watchdog once, if it is enabled.
-    static let started: Bool = {
+    package static let started: Bool = {
         guard let folder = ProcessInfo.processInfo.environment["COURIER_STALL_DUMP"], !folder.isEmpty else { return false }
         let thread = Thread { watch(folder: folder) }
         thread.name = "stall-watchdog"
