@@ -19,7 +19,8 @@ struct TLSHandshakeTests {
             #expect(client.session.negotiatedProtocol == "http/1.1")
             #expect(client.session.protocolVersion == "TLSv1.3")
             #expect(client.session.negotiatedVersion == .tls1_3)
-            #expect(client.session.cipherSuite?.hasPrefix("TLS_") == true)
+            // s_server follows the client's order: AES-128-GCM is offered first.
+            #expect(client.session.cipherSuite == "TLS_AES_128_GCM_SHA256")
             #expect(try client.session.handshake() == .complete)
 
             try client.send("GET / HTTP/1.0\r\n\r\n")
@@ -32,6 +33,19 @@ struct TLSHandshakeTests {
             #expect(text.hasPrefix("HTTP/1.0 200 ok\r\n"))
             // s_server's status page names the protocol and cipher it used.
             #expect(text.contains("TLSv1.3"))
+        }
+    }
+
+    @Test("a server that accepts only one of the other TLS 1.3 suites still gets it",
+          arguments: ["TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"])
+    func otherTLS13Suites(_ suite: String) throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let leaf = try pki.issue("localhost", subjectAltName: "DNS:localhost")
+        try withServer(leaf, arguments: ["-tls1_3", "-ciphersuites", suite]) { server throws in
+            let client = try connect(to: server, configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
+            #expect(client.session.isHandshakeComplete)
+            #expect(client.session.cipherSuite == suite)
         }
     }
 
