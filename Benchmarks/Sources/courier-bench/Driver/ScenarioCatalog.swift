@@ -40,7 +40,7 @@ enum ScenarioCatalog {
         let tlsClients: [ClientKind] = [.courierNative, .asyncHTTPClient, .wrk]
         return [
             Scenario(number: 1, name: "sequential", title: "1. Sequential small GETs (\(StaticFiles.smallJSON.utf8.count)-byte JSON)",
-                     kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .blockingSocket, .wrk],
+                     kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .nativeBare, .blockingSocket, .wrk],
                      rounds: rounds, path: small, template: timed(1)),
             Scenario(number: 2, name: "concurrent-16", title: "2a. 16 requests in flight",
                      kind: .throughput, server: .files, clients: swiftClients + [.wrk], rounds: rounds,
