@@ -3,7 +3,8 @@ import Foundation
 import NIOSSL
 
 /// swift-server's AsyncHTTPClient with its async/await API, on the shared singleton event loop
-/// group (one loop per core), with as many connections per host as the job allows.
+/// group (one loop per core), with as many connections per host as the job allows; in the
+/// HTTP/2 scenarios with `httpVersion = .automatic` (ALPN `h2`, then `http/1.1`).
 final class AsyncHTTPClientClient: BenchClient {
     private let client: HTTPClient
 
@@ -12,6 +13,7 @@ final class AsyncHTTPClientClient: BenchClient {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60),
                                              concurrentHTTP1ConnectionsPerHostSoftLimit: job.poolSize)
+        if job.http2 { configuration.httpVersion = .automatic }
         if let path = job.trustedCAPath, let ca = try? NIOSSLCertificate.fromPEMFile(path) {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(ca)
@@ -32,7 +34,7 @@ final class AsyncHTTPClientClient: BenchClient {
         let body = try await response.body.collect(upTo: 64 << 20)
         let bytes = request.keepsBody ? body.getBytes(at: body.readerIndex, length: body.readableBytes).map { Data($0) } : nil
         return BenchResponse(status: Int(response.status.code), bodyBytes: body.readableBytes, body: bytes,
-                             tls: response.headers.first(name: "X-TLS"))
+                             tls: response.headers.first(name: "X-TLS"), serverProtocol: response.headers.first(name: "X-Protocol"))
     }
 
     func shutdown() async {

@@ -26,6 +26,8 @@ struct BenchResponse: Sendable {
     var body: Data?
     /// The server's `X-TLS` field (protocol, cipher, resumed), over HTTPS.
     var tls: String?
+    /// The server's `X-Protocol` field (`$server_protocol $connection`), in the HTTP/2 scenarios.
+    var serverProtocol: String?
 }
 
 /// An HTTP client under measurement.
@@ -65,8 +67,8 @@ enum ClientFactory {
             return AsyncHTTPClientClient(job: job)
         case .blockingSocket:
             return try BlockingSocketClient(job: job)
-        case .wrk:
-            throw BenchError("wrk runs as a process of its own, not in a worker")
+        case .wrk, .h2load:
+            throw BenchError("\(job.client.rawValue) runs as a process of its own, not in a worker")
         }
     }
 }

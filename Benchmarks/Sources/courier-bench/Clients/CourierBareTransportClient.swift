@@ -18,7 +18,8 @@ final class CourierBareTransportClient: BenchClient {
                                        headers: headers, body: request.body)
         let response = try await transport.send(message, observer: IgnoringTransportObserver())
         return BenchResponse(status: response.status.code, bodyBytes: response.body.count,
-                             body: request.keepsBody ? response.body : nil, tls: response.headers["X-TLS"])
+                             body: request.keepsBody ? response.body : nil, tls: response.headers["X-TLS"],
+                             serverProtocol: response.headers["X-Protocol"])
     }
 
     func shutdown() async {

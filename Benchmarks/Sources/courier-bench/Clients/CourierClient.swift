@@ -52,7 +52,12 @@ final class CourierClient: BenchClient {
             if let path = job.trustedCAPath, let pem = FileManager.default.contents(atPath: path) {
                 tls.trustRoots = .pem(pem)
             }
-            return NativeTransport(configuration: .init(maxConnectionsPerHost: job.poolSize, tls: tls))
+            var configuration = NativeTransport.Configuration(maxConnectionsPerHost: job.poolSize, tls: tls)
+            if job.http2 {
+                configuration.httpVersion = .automatic
+                configuration.maxHTTP2ConnectionsPerHost = 1
+            }
+            return NativeTransport(configuration: configuration)
         }
     }
 
@@ -71,7 +76,7 @@ final class CourierClient: BenchClient {
         let response = try await connection.send(message)
         return BenchResponse(status: response.status.code, bodyBytes: response.body.count,
                              fromCache: response.source == .cache, body: request.keepsBody ? response.body : nil,
-                             tls: response.headers["X-TLS"])
+                             tls: response.headers["X-TLS"], serverProtocol: response.headers["X-Protocol"])
     }
 
     /// The connection's executor for ``ClientKind/courierNativeOnLoop``, else `nil`.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The driver side of `courier-bench`: starts the servers, runs every selected scenario for
-/// every client in interleaved rounds (each run in a worker process of its own, or wrk), prints
+/// every client in interleaved rounds (each run in a worker process of its own, or wrk or h2load), prints
 /// each scenario's table as soon as it is done, then the targets, and stops every process.
 struct Driver {
     let options: BenchOptions
@@ -19,15 +19,16 @@ struct Driver {
             let servers = try Servers(files: files, folder: runFolder)
             defer { servers.stop() }
             let wrk = WrkRunner.locate(folder: runFolder)
+            let h2load = H2loadRunner.locate(folder: runFolder)
             let loadBefore = MachineInfo.loadAverage
-            var output = header(servers: servers, wrk: wrk, courier: CourierRevision.describe(folder: runFolder))
+            var output = header(servers: servers, wrk: wrk, h2load: h2load, courier: CourierRevision.describe(folder: runFolder))
             print(output)
             var reports: [ScenarioReport] = []
             var repeated: [[ScenarioReport]] = []
             for scenario in scenarios {
                 var runs: [ScenarioReport] = []
                 for _ in 1...options.repeats {
-                    var report = try await run(scenario, servers: servers, wrk: wrk, folder: runFolder)
+                    var report = try await run(scenario, servers: servers, generators: (wrk, h2load), folder: runFolder)
                     report.load.after = MachineInfo.loadAverages
                     var text = report.table().markdown()
                     text += "\nLoad average (1, 5, 15 min): \(format(report.load.before)) before, \(format(report.load.after)) after.\n"
@@ -61,7 +62,8 @@ struct Driver {
     }
 
     /// Runs every round of one scenario.
-    private func run(_ scenario: Scenario, servers: Servers, wrk: WrkRunner?, folder: URL) async throws -> ScenarioReport {
+    private func run(_ scenario: Scenario, servers: Servers, generators: (wrk: WrkRunner?, h2load: H2loadRunner?),
+                     folder: URL) async throws -> ScenarioReport {
         guard let (baseURL, description) = servers.server(for: scenario.server) else {
             var report = ScenarioReport(scenario: scenario, serverDescription: "none: HTTPS needs nginx and openssl")
             for client in scenario.clients { report.record(client, .failure(BenchError("no HTTPS server"))) }
@@ -74,7 +76,7 @@ struct Driver {
                 let job = scenario.job(for: client, baseURL: baseURL,
                                        resultPath: folder.appendingPathComponent("result.json").path,
                                        trustedCAPath: servers.certificates?.caPath)
-                let outcome = measure(job, wrk: wrk)
+                let outcome = measure(job, generators: generators)
                 report.record(client, outcome)
                 progress("\(scenario.name) round \(round)/\(scenario.rounds) \(client.rawValue): " + describe(outcome))
             }
@@ -87,11 +89,17 @@ struct Driver {
         load.map { String(format: "%.2f", $0) }.joined(separator: " ")
     }
 
-    /// One run of one client: wrk as a child, anything else in a worker process.
-    private func measure(_ job: WorkerJob, wrk: WrkRunner?) -> Result<WorkerResult, BenchError> {
+    /// One run of one client: wrk or h2load as a child, anything else in a worker process.
+    private func measure(_ job: WorkerJob, generators: (wrk: WrkRunner?, h2load: H2loadRunner?)) -> Result<WorkerResult, BenchError> {
         if job.client == .wrk {
-            guard let wrk else { return .failure(BenchError("wrk is not installed: apt-get install wrk")) }
+            guard let wrk = generators.wrk else { return .failure(BenchError("wrk is not installed: apt-get install wrk")) }
             return Result { try wrk.run(job) }.mapError { $0 as? BenchError ?? BenchError("\($0)") }
+        }
+        if job.client == .h2load {
+            guard let h2load = generators.h2load else {
+                return .failure(BenchError("h2load is not installed: apt-get install nghttp2-client"))
+            }
+            return Result { try h2load.run(job) }.mapError { $0 as? BenchError ?? BenchError("\($0)") }
         }
         do {
             try? FileManager.default.removeItem(atPath: job.resultPath)
@@ -123,7 +131,7 @@ struct Driver {
         }
     }
 
-    private func header(servers: Servers, wrk: WrkRunner?, courier: String) -> String {
+    private func header(servers: Servers, wrk: WrkRunner?, h2load: H2loadRunner?, courier: String) -> String {
         let date = Date().formatted(.iso8601)
         var lines = [
             "## Courier benchmarks",
@@ -135,6 +143,8 @@ struct Driver {
             "- Static files: \(servers.filesDescription)",
             "- Server logic (auth storm, 1 s delay): \(servers.logicDescription)",
             "- wrk: " + (wrk.map { "\($0.version) (\($0.path))" } ?? "not installed (`apt-get install wrk`); its rows are left out"),
+            "- h2load: " + (h2load.map { "\($0.version) (\($0.path))" }
+                ?? "not installed (`apt-get install nghttp2-client`); its rows in the HTTP/2 scenarios say so"),
             "",
         ]
         if servers.nginx == nil {

@@ -11,6 +11,13 @@ final class NginxServer {
     /// `https://127.0.0.1:<port>` with TLS 1.3, no session tickets and no session cache: every
     /// handshake is a full one.
     let fullHandshakeURL: URL?
+    /// `https://127.0.0.1:<port>` with TLS 1.3, session tickets, and HTTP/2 offered by ALPN.
+    let http2URL: URL?
+    /// The streams nginx lets an HTTP/2 client open at once on one connection
+    /// (`http2_max_concurrent_streams`; nginx's default is 128): as many as the largest HTTP/2
+    /// scenario keeps in flight, so that its 256 requests are all on the wire at once rather
+    /// than half of them queued in the client.
+    static let http2MaxConcurrentStreams = 256
     /// What `nginx -v` said, e.g. `nginx/1.22.1`.
     let version: String
     private let process: ChildProcess
@@ -24,18 +31,18 @@ final class NginxServer {
     }
 
     /// Writes the configuration into `folder` and starts nginx serving `files`, also over
-    /// HTTPS on two more ports when `certificates` are given.
+    /// HTTPS on three more ports (tickets, full handshakes, HTTP/2) when `certificates` are given.
     /// - Throws: ``BenchError`` when nginx does not start.
     init(executable: String, folder: URL, files: URL, certificates: BenchCertificates?) throws {
         let port = try LoopbackPort.free()
-        let tlsPorts = try certificates.map { _ in (try LoopbackPort.free(), try LoopbackPort.free()) }
+        let tlsPorts = try certificates.map { _ in (try LoopbackPort.free(), try LoopbackPort.free(), try LoopbackPort.free()) }
         for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("temp/" + temp),
                                                     withIntermediateDirectories: true)
         }
         let configuration = folder.appendingPathComponent("nginx.conf")
         try Self.configuration(port: port, folder: folder, files: files,
-                               tls: certificates.flatMap { certificates in tlsPorts.map { (certificates, $0.0, $0.1) } }).write(to: configuration, atomically: true, encoding: .utf8)
+                               tls: certificates.flatMap { certificates in tlsPorts.map { (certificates, $0.0, $0.1, $0.2) } }).write(to: configuration, atomically: true, encoding: .utf8)
         let log = folder.appendingPathComponent("error.log").path
         version = Self.version(of: executable, folder: folder)
         process = try ChildProcess(executable, ["-p", folder.path, "-c", configuration.path, "-e", log],
@@ -50,7 +57,8 @@ final class NginxServer {
         baseURL = url
         tlsURL = tlsPorts.flatMap { URL(string: "https://127.0.0.1:\($0.0)") }
         fullHandshakeURL = tlsPorts.flatMap { URL(string: "https://127.0.0.1:\($0.1)") }
-        for tlsPort in [tlsPorts?.0, tlsPorts?.1].compactMap({ $0 }) where !LoopbackPort.waitUntilAccepting(tlsPort, timeout: 10) {
+        http2URL = tlsPorts.flatMap { URL(string: "https://127.0.0.1:\($0.2)") }
+        for tlsPort in [tlsPorts?.0, tlsPorts?.1, tlsPorts?.2].compactMap({ $0 }) where !LoopbackPort.waitUntilAccepting(tlsPort, timeout: 10) {
             process.stop()
             throw BenchError("nginx does not accept HTTPS on port \(tlsPort)")
         }
@@ -63,21 +71,27 @@ final class NginxServer {
 
     /// The configuration text.
     static func configuration(port: Int, folder: URL, files: URL,
-                              tls: (certificates: BenchCertificates, tickets: Int, full: Int)?) -> String {
+                              tls: (certificates: BenchCertificates, tickets: Int, full: Int, http2: Int)?) -> String {
         let servers = tls.map { tls in
             tlsServer(port: tls.tickets, certificates: tls.certificates, files: files, session: "ssl_session_tickets on;")
                 + tlsServer(port: tls.full, certificates: tls.certificates, files: files,
                             session: "ssl_session_tickets off; ssl_session_cache off;")
+                + tlsServer(port: tls.http2, certificates: tls.certificates, files: files, session: "ssl_session_tickets on;",
+                            http2: true)
         } ?? ""
         return plainConfiguration(port: port, folder: folder, files: files, tlsServers: servers)
     }
 
     /// A TLS 1.3 server block for the small document, which tells in `X-TLS` the connection's
-    /// protocol, cipher and whether its session was resumed (`r`) or not (`.`).
-    private static func tlsServer(port: Int, certificates: BenchCertificates, files: URL, session: String) -> String {
+    /// protocol, cipher and whether its session was resumed (`r`) or not (`.`), and in
+    /// `X-Protocol` the request's HTTP version and the connection's serial number
+    /// (`HTTP/2.0 12`). With `http2`, the port offers `h2` by ALPN and allows
+    /// ``http2MaxConcurrentStreams`` streams at once.
+    private static func tlsServer(port: Int, certificates: BenchCertificates, files: URL, session: String,
+                                  http2: Bool = false) -> String {
         """
             server {
-                listen 127.0.0.1:\(port) ssl backlog=16384;
+                listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "") backlog=16384;\(http2 ? "\n        http2_max_concurrent_streams \(http2MaxConcurrentStreams);" : "")
                 ssl_certificate \(certificates.certificatePath);
                 ssl_certificate_key \(certificates.keyPath);
                 ssl_protocols TLSv1.3;
@@ -87,6 +101,7 @@ final class NginxServer {
                     default_type application/json;
                     add_header Cache-Control "no-store";
                     add_header X-TLS "$ssl_protocol $ssl_cipher $ssl_session_reused";
+                    add_header X-Protocol "$server_protocol $connection";
                 }
             }
 

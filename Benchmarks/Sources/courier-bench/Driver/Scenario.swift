@@ -29,9 +29,11 @@ struct Scenario: Sendable {
         case tls
         /// nginx over HTTPS (TLS 1.3) without session tickets or cache: full handshakes only.
         case tlsFullHandshake
+        /// nginx over HTTPS (TLS 1.3) with HTTP/2 offered by ALPN (`listen ... ssl http2`).
+        case http2
     }
 
-    /// The scenario's number (1–9); sub-scenarios share it.
+    /// The scenario's number (1–11); sub-scenarios share it.
     let number: Int
     /// The name the filter matches, e.g. `concurrent-16`.
     let name: String
@@ -63,6 +65,7 @@ struct Scenario: Sendable {
         job.url = baseURL.absoluteString + path
         job.resultPath = resultPath
         if baseURL.scheme == "https" { job.trustedCAPath = trustedCAPath }
+        job.http2 = server == .http2
         if kind == .soak, client != .courierNative, let count = job.requestCount {
             job.requestCount = max(count / 10, 1)
             job.residentSampleInterval = max(count / 100, 1)
@@ -72,6 +75,9 @@ struct Scenario: Sendable {
         }
         return job
     }
+
+    /// The load generator in C that is the scenario's ceiling: h2load over HTTP/2, else wrk.
+    var ceiling: ClientKind { server == .http2 ? .h2load : .wrk }
 
     /// The row's name for `client`.
     func label(for client: ClientKind) -> String {

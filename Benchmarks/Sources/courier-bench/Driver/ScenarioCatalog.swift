@@ -1,6 +1,6 @@
 import Foundation
 
-/// The eight scenarios of the benchmark, with the settings the command line chose.
+/// The scenarios of the benchmark, with the settings the command line chose.
 enum ScenarioCatalog {
     /// Every client that talks HTTP from Swift, in the order each round runs them.
     private static let swiftClients: [ClientKind] = [.courierNative, .courierURLSession, .urlSession, .asyncHTTPClient]
@@ -38,6 +38,16 @@ enum ScenarioCatalog {
         let rounds = options.rounds
         let small = "/" + StaticFiles.small
         let tlsClients: [ClientKind] = [.courierNative, .asyncHTTPClient, .wrk]
+        let http2Clients: [ClientKind] = [.courierNative, .asyncHTTPClient, .h2load]
+        // HTTP/2: every client carries its requests on one connection, however many are in flight.
+        func multiplexed(_ concurrency: Int) -> WorkerJob {
+            var job = timed(concurrency)
+            job.poolSize = 1
+            return job
+        }
+        var http2Soak = soak
+        http2Soak.concurrency = 16
+        http2Soak.poolSize = 1
         return [
             Scenario(number: 1, name: "sequential", title: "1. Sequential small GETs (\(StaticFiles.smallJSON.utf8.count)-byte JSON)",
                      kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .nativeBare, .blockingSocket, .wrk],
@@ -75,6 +85,14 @@ enum ScenarioCatalog {
                      kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: handshake),
             Scenario(number: 9, name: "tls-full-handshake", title: "9d. HTTPS, a new connection per request, session tickets off (full handshakes)",
                      kind: .throughput, server: .tlsFullHandshake, clients: tlsClients, rounds: rounds, path: small, template: handshake),
+            Scenario(number: 10, name: "h2-sequential", title: "10a. HTTP/2 over TLS, one connection, sequential small GETs",
+                     kind: .throughput, server: .http2, clients: http2Clients, rounds: rounds, path: small, template: multiplexed(1)),
+            Scenario(number: 10, name: "h2-concurrent-16", title: "10b. HTTP/2 over TLS, one connection, 16 requests in flight",
+                     kind: .throughput, server: .http2, clients: http2Clients, rounds: rounds, path: small, template: multiplexed(16)),
+            Scenario(number: 10, name: "h2-concurrent-256", title: "10c. HTTP/2 over TLS, one connection, 256 requests in flight",
+                     kind: .throughput, server: .http2, clients: http2Clients, rounds: rounds, path: small, template: multiplexed(256)),
+            Scenario(number: 11, name: "h2-soak", title: "11. HTTP/2 soak: \(options.soakRequests.formatted()) requests, 16 in flight on one connection, RSS sampled every tenth",
+                     kind: .soak, server: .http2, clients: [.courierNative, .asyncHTTPClient], rounds: 1, path: small, template: http2Soak),
         ]
     }
 

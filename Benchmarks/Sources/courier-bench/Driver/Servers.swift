@@ -30,12 +30,14 @@ final class Servers {
         }
     }
 
-    /// The base URL and description of the server for `role`; `nil` for HTTPS without nginx or openssl.
+    /// The base URL and description of the server for `role`; `nil` for HTTPS (HTTP/2 included)
+    /// without nginx or openssl.
     func server(for role: Scenario.Server) -> (URL, String)? {
         switch role {
         case .files: (nginx?.baseURL ?? benchServer.baseURL, filesDescription)
         case .logic: (benchServer.baseURL, logicDescription)
         case .tls: nginx.flatMap { nginx in nginx.tlsURL.map { ($0, "\(nginx.version), TLS 1.3, ECDSA P-256 certificate from a run-time CA, session tickets on, on \($0.absoluteString)") } }
+        case .http2: nginx.flatMap { nginx in nginx.http2URL.map { ($0, "\(nginx.version), TLS 1.3 with ALPN h2 (`listen ssl http2`, `http2_max_concurrent_streams \(NginxServer.http2MaxConcurrentStreams)`), ECDSA P-256 certificate from a run-time CA, on \($0.absoluteString)") } }
         case .tlsFullHandshake: nginx.flatMap { nginx in nginx.fullHandshakeURL.map { ($0, "\(nginx.version), TLS 1.3, ECDSA P-256 certificate from a run-time CA, session tickets and cache off (every handshake is full), on \($0.absoluteString)") } }
         }
     }

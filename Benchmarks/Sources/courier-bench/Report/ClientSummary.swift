@@ -43,6 +43,10 @@ struct ClientSummary: Sendable {
     }
     /// The server's account of the first TLS connection: protocol, cipher, resumed (`r`) or not (`.`).
     var tlsDescription: String? { results.lazy.compactMap(\.tlsDescription).first }
+    /// The protocol the server saw (e.g. `HTTP/2.0`), from the first round that reported one.
+    var protocolDescription: String? { results.lazy.compactMap(\.protocolDescription).first }
+    /// The most connections any round's measured requests came on, as the server saw them.
+    var connections: Int? { results.compactMap(\.connections).max() }
     /// The share of responses whose connection resumed a TLS session, over every round.
     var resumedFraction: Double? {
         let total = results.map(\.requests).reduce(0, +)

@@ -1,16 +1,17 @@
 /// The table that `--repeat N` adds: for each scenario and client, the median over the repeats
-/// of its throughput ratio to AsyncHTTPClient and to wrk, with the lowest and highest, so that
+/// of its throughput ratio to AsyncHTTPClient and to the scenario's load generator in C (wrk,
+/// or h2load over HTTP/2), with the lowest and highest, so that
 /// one noisy repeat does not decide a verdict.
 enum RepeatSummary {
     /// The table for `runs`: one list of reports per scenario, one report per repeat.
     static func table(_ runs: [[ScenarioReport]]) -> Table {
         var table = Table(title: "Median ratios over \(runs.first?.count ?? 0) repeats",
-                          header: ["scenario", "client", "× AHC (median, range)", "× wrk (median, range)"], textColumns: 2)
+                          header: ["scenario", "client", "× AHC (median, range)", "× wrk or h2load (median, range)"], textColumns: 2)
         for reports in runs {
             guard let scenario = reports.first?.scenario else { continue }
-            for client in scenario.clients where client != .asyncHTTPClient && client != .wrk {
+            for client in scenario.clients where client != .asyncHTTPClient && !client.isLoadGenerator {
                 let versusAHC = reports.compactMap { $0.throughputRatio(client, to: .asyncHTTPClient) }
-                let versusWrk = reports.compactMap { $0.throughputRatio(client, to: .wrk) }
+                let versusWrk = reports.compactMap { $0.throughputRatio(client, to: scenario.ceiling) }
                 guard !versusAHC.isEmpty || !versusWrk.isEmpty else { continue }
                 table.rows.append([scenario.name, scenario.label(for: client), describe(versusAHC), describe(versusWrk)])
             }

@@ -23,13 +23,16 @@ extension ScenarioReport {
     private var measured: [ClientSummary] { summaries.filter { !$0.results.isEmpty } }
 
     private func throughputTable() -> Table {
-        let wrk = summary(.wrk)?.requestsPerSecond
+        let ceiling = scenario.ceiling
+        let wrk = summary(ceiling)?.requestsPerSecond
         let ahc = summary(.asyncHTTPClient)?.requestsPerSecond
         var header = ["client", "req/s", "p50", "p99", "CPU/req", "peak RSS"]
         if scenario.kind == .cache { header.append("from cache") }
         let tls = measured.contains { $0.tlsDescription != nil }
         if tls { header += ["TLS (server's view)", "resumed"] }
-        if wrk != nil { header.append("× wrk") }
+        let protocols = scenario.server == .http2
+        if protocols { header += ["protocol (server's view)", "connections"] }
+        if wrk != nil { header.append("× \(ceiling.title)") }
         if ahc != nil { header.append("× AHC") }
         var table = Table(title: scenario.title, header: header)
         table.subtitle.append(settings)
@@ -43,12 +46,16 @@ extension ScenarioReport {
                 let described = summary.tlsDescription.map { String($0.split(separator: " ").prefix(2).joined(separator: " ")) }
                 row += [described ?? "–", summary.tlsDescription == nil ? "–" : Format.percent(summary.resumedFraction)]
             }
+            if protocols { row += [summary.protocolDescription ?? "–", summary.connections.map(String.init) ?? "–"] }
             if let wrk { row.append(Format.ratio(rate.map { $0 / wrk })) }
             if let ahc { row.append(Format.ratio(rate.map { $0 / ahc })) }
             table.rows.append(row)
         }
         if tls {
-            table.notes.append("- TLS and resumed come from nginx (`$ssl_protocol $ssl_cipher $ssl_session_reused` in a response field); wrk does not read it (–).")
+            table.notes.append("- TLS and resumed come from nginx (`$ssl_protocol $ssl_cipher $ssl_session_reused` in a response field); \(ceiling.title) does not read it (–).")
+        }
+        if protocols {
+            table.notes.append("- Protocol and connections come from nginx (`$server_protocol $connection` in a response field): the HTTP version of the requests and how many connections the measured requests came on. h2load does not read it: its row shows the protocol it negotiated by ALPN and its one connection (`-c1`).")
         }
         if scenario.kind == .cache {
             table.notes.append("- \"from cache\" counts responses the client says it served without the network; URLSession does not say (–).")
@@ -101,14 +108,21 @@ extension ScenarioReport {
     }
 
     private func soakTable() -> Table {
-        var table = Table(title: scenario.title,
-                          header: ["client", "requests", "req/s", "RSS samples (MiB)", "growth", "flat"])
-        table.subtitle.append("Sequential GETs of the small JSON; resident memory (VmRSS) read after every tenth of the run.")
+        let protocols = scenario.server == .http2
+        var header = ["client", "requests", "req/s", "RSS samples (MiB)", "growth", "flat"]
+        if protocols { header.insert("protocol, connections (server's view)", at: 3) }
+        var table = Table(title: scenario.title, header: header)
+        let flight = scenario.template.concurrency == 1 ? "Sequential GETs" : "GETs, \(scenario.template.concurrency) in flight,"
+        table.subtitle.append("\(flight) of the small JSON; resident memory (VmRSS) read after every tenth of the run.")
         for summary in measured {
             let samples = summary.residentSamples.map { String(format: "%.1f", Double($0) / 1024) }.joined(separator: " ")
-            table.rows.append([summary.label, Format.count(summary.requests ?? 0), Format.rate(summary.requestsPerSecond),
-                               samples, Format.memory(kiB: summary.residentGrowthKiB),
-                               summary.residentIsFlat.map { $0 ? "yes" : "NO" } ?? "–"])
+            var row = [summary.label, Format.count(summary.requests ?? 0), Format.rate(summary.requestsPerSecond),
+                       samples, Format.memory(kiB: summary.residentGrowthKiB),
+                       summary.residentIsFlat.map { $0 ? "yes" : "NO" } ?? "–"]
+            if protocols {
+                row.insert("\(summary.protocolDescription ?? "–"), \(summary.connections.map(String.init) ?? "–")", at: 3)
+            }
+            table.rows.append(row)
         }
         table.notes.append("- Courier's native transport runs the full count; the other clients run a tenth of it, sampled ten times too.")
         table.notes.append("- Flat: at most 2 MiB of growth from the first sample to the last.")

@@ -55,7 +55,7 @@ struct TargetCheck: Sendable {
             checks.append(TargetCheck(target: "10,000 in flight against a slow server with < 16 threads", met: nil, detail: "not run"))
         }
         checks.append(memoryCheck(report("slow-server"), slowRequests: slowRequests))
-        return checks + tlsChecks(reports)
+        return checks + tlsChecks(reports) + http2Checks(reports)
     }
 
     /// Issue 20's memory target: at 10,000 in flight, at most 24 KiB per request over the
@@ -84,7 +84,7 @@ struct TargetCheck: Sendable {
 
     /// The checks as a table.
     static func table(_ checks: [TargetCheck]) -> Table {
-        Table(title: "Targets of the native-transport issue and the HTTPS issue (23)", header: ["target", "verdict", "measured"],
+        Table(title: "Targets of the native-transport issue, the HTTPS issue (23) and the HTTP/2 issue (16)", header: ["target", "verdict", "measured"],
               rows: checks.map { [$0.target, $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured", $0.detail] },
               textColumns: 3)
     }

@@ -17,8 +17,10 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
     case nativeBare = "native-bare"
     /// `URLSessionTransport.send(_:observer:)` with no pipeline above it.
     case urlSessionBare = "urlsession-bare"
-    /// wrk, the load generator written in C: the ceiling.
+    /// wrk, the load generator written in C: the ceiling over HTTP/1.1.
     case wrk
+    /// h2load (nghttp2), the HTTP/2 load generator written in C: the ceiling over HTTP/2.
+    case h2load
 
     /// The name printed in the tables.
     var title: String {
@@ -32,6 +34,13 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
         case .nativeBare: "NativeTransport bare"
         case .urlSessionBare: "URLSessionTransport bare"
         case .wrk: "wrk"
+        case .h2load: "h2load"
         }
     }
+}
+
+extension ClientKind {
+    /// Whether the client is a load generator in C that runs as a child process (wrk, h2load)
+    /// rather than a Swift client in a worker process.
+    var isLoadGenerator: Bool { self == .wrk || self == .h2load }
 }

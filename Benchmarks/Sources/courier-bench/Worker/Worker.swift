@@ -55,6 +55,8 @@ enum Worker {
         result.firstError = outcome.firstError
         result.tlsDescription = outcome.tlsDescription
         result.resumedResponses = outcome.resumed
+        result.protocolDescription = outcome.serverProtocol
+        result.connections = outcome.connections.isEmpty ? nil : outcome.connections.count
         let sorted = outcome.latencies.sorted()
         result.latencyP50 = Statistics.percentile(0.5, ofSorted: sorted).map { Double($0) / 1e9 }
         result.latencyP99 = Statistics.percentile(0.99, ofSorted: sorted).map { Double($0) / 1e9 }

@@ -45,6 +45,9 @@ struct WorkerJob: Codable, Sendable {
     var auth: AuthEndpoints?
     /// The CA certificate (PEM file) to trust over HTTPS, the only one trusted.
     var trustedCAPath: String?
+    /// Whether the client offers HTTP/2 by ALPN (`h2`, then `http/1.1`) and carries every
+    /// request on one HTTP/2 connection (Courier: `maxHTTP2ConnectionsPerHost` 1).
+    var http2 = false
     /// Whether every request asks for its own connection (`Connection: close`): one TLS
     /// handshake per request.
     var newConnectionPerRequest = false
@@ -91,6 +94,12 @@ struct WorkerResult: Codable, Sendable {
     var tlsDescription: String?
     /// Responses whose connection resumed a TLS session (the server's `X-TLS` ends in `r`).
     var resumedResponses = 0
+    /// The protocol the server saw for the first response (its `X-Protocol` field, e.g.
+    /// `HTTP/2.0`), or for h2load the protocol it negotiated.
+    var protocolDescription: String?
+    /// How many distinct connections the server saw the measured requests on (nginx's
+    /// `$connection` in `X-Protocol`); for h2load, the connections it opened.
+    var connections: Int?
 
     /// Completed requests per second.
     var requestsPerSecond: Double { elapsed > 0 ? Double(requests) / elapsed : 0 }

@@ -28,6 +28,10 @@ struct Workload: Sendable {
         var tlsDescription: String?
         /// Responses whose `X-TLS` field says the session was resumed.
         var resumed = 0
+        /// The protocol of the first response with an `X-Protocol` field, as the server saw it.
+        var serverProtocol: String?
+        /// The server's numbers of the connections the responses came on (`X-Protocol`'s second word).
+        var connections: Set<String> = []
 
         mutating func merge(_ other: Outcome) {
             requests += other.requests
@@ -38,6 +42,8 @@ struct Workload: Sendable {
             firstError = firstError ?? other.firstError
             tlsDescription = tlsDescription ?? other.tlsDescription
             resumed += other.resumed
+            serverProtocol = serverProtocol ?? other.serverProtocol
+            connections.formUnion(other.connections)
         }
     }
 
@@ -113,6 +119,11 @@ struct Workload: Sendable {
                     outcome.firstError = outcome.firstError ?? "status \(response.status)"
                 }
                 if response.fromCache { outcome.cacheHits += 1 }
+                if let seen = response.serverProtocol {
+                    let words = seen.split(separator: " ")
+                    outcome.serverProtocol = outcome.serverProtocol ?? words.first.map(String.init)
+                    if let connection = words.last { outcome.connections.insert(String(connection)) }
+                }
                 if let tls = response.tls {
                     outcome.tlsDescription = outcome.tlsDescription ?? tls
                     if tls.hasSuffix(" r") { outcome.resumed += 1 }
