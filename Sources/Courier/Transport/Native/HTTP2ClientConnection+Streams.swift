@@ -45,6 +45,7 @@ extension HTTP2ClientConnection {
         streams[streamID] = Stream(exchange: exchange, response: HTTP2ResponseAssembler(request: request, limits: .init(settings)),
                                    deadline: deadline)
         streamOfRequest[requestID] = streamID
+        requestsBeingWritten.append(streamID)
         armWatchdog(deadline: deadline)
         perform(actions)
         if !body.isEmpty {
@@ -55,13 +56,17 @@ extension HTTP2ClientConnection {
         }
     }
 
-    /// Records "request written" for the streams whose request is all on the wire (called when
-    /// everything queued was written).
+    /// Records "request written" for the streams whose request is now all on the wire (called
+    /// when everything queued was written); a stream whose body still waits for a window or an
+    /// upload stays for a later call, one that ended is forgotten.
     func recordRequestsWritten() {
-        guard !streams.isEmpty else { return }
+        guard !requestsBeingWritten.isEmpty else { return }
         let now = EventLoop.now()
-        for (id, stream) in streams where machine.bufferedBodyCount(id) == 0 && !uploading.contains(id) {
+        requestsBeingWritten.removeAll { id in
+            guard let stream = streams[id] else { return true }
+            guard !uploading.contains(id), machine.bufferedBodyCount(id) == 0 else { return false }
             stream.exchange.timeline.recordRequestWritten(at: now)
+            return true
         }
     }
 

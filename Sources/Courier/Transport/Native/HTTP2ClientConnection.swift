@@ -58,6 +58,9 @@ final class HTTP2ClientConnection {
     var streams: [UInt32: Stream] = [:]
     /// The streams whose body is read from an upload (a file, a stream, a form) as windows allow.
     var uploading: Set<UInt32> = []
+    /// The streams whose request is not yet known to be all on the wire, oldest first: only
+    /// these are looked at when the queue empties (not every stream in flight).
+    var requestsBeingWritten: [UInt32] = []
     /// The stream of each pool request in flight.
     var streamOfRequest: [PoolStateMachine.RequestID: UInt32] = [:]
     /// Whether the pool was told the connection is ready, the capacity it was told, and
