@@ -16,15 +16,22 @@ enum HTTP2FieldValidation {
     /// - Returns: A fixed sentence, or `nil`.
     static func problem(in fields: [HPACKHeaderField], pseudoPrefix: Int) -> String? {
         for (position, field) in fields.enumerated() {
-            var name = Substring(field.name)
-            if name.hasPrefix(":") {
+            var name = field.name.utf8[...]
+            if name.first == UInt8(ascii: ":") {
                 guard position < pseudoPrefix else { return "a pseudo-header field is misplaced" }
                 name = name.dropFirst()
             }
-            guard !name.isEmpty, name.utf8.allSatisfy(isLowercaseTokenOctet) else { return "a field name is not a lowercase token" }
+            guard !name.isEmpty, name.allSatisfy(isLowercaseTokenOctet) else { return "a field name is not a lowercase token" }
             guard isValidValue(field.value) else { return "a field value contains NUL, CR or LF, or surrounding whitespace" }
-            if connectionSpecific.contains(field.name) { return "a connection-specific field is present" }
-            if field.name == "te", field.value != "trailers" { return "a te field is not \"trailers\"" }
+            // Only names of the forbidden ones' lengths are looked up (2 for `te`, 7–17 for the rest).
+            switch name.count {
+            case 2:
+                if field.name == "te", field.value != "trailers" { return "a te field is not \"trailers\"" }
+            case 7...17:
+                if connectionSpecific.contains(field.name) { return "a connection-specific field is present" }
+            default:
+                break
+            }
         }
         return nil
     }
