@@ -16,24 +16,35 @@ enum HTTP2FieldValidation {
     /// - Returns: A fixed sentence, or `nil`.
     static func problem(in fields: [HPACKHeaderField], pseudoPrefix: Int) -> String? {
         for (position, field) in fields.enumerated() {
-            var name = field.name.utf8[...]
-            if name.first == UInt8(ascii: ":") {
-                guard position < pseudoPrefix else { return "a pseudo-header field is misplaced" }
-                name = name.dropFirst()
+            var isPseudo = false
+            let nameIsToken = bytes(of: field.name) { name in
+                var octets = name[...]
+                if octets.first == UInt8(ascii: ":") {
+                    isPseudo = true
+                    octets = octets.dropFirst()
+                }
+                return !octets.isEmpty && octets.allSatisfy(isLowercaseTokenOctet)
             }
-            guard !name.isEmpty, name.allSatisfy(isLowercaseTokenOctet) else { return "a field name is not a lowercase token" }
-            guard isValidValue(field.value) else { return "a field value contains NUL, CR or LF, or surrounding whitespace" }
-            // Only names of the forbidden ones' lengths are looked up (2 for `te`, 7–17 for the rest).
-            switch name.count {
+            if isPseudo, position >= pseudoPrefix { return "a pseudo-header field is misplaced" }
+            guard nameIsToken else { return "a field name is not a lowercase token" }
+            guard bytes(of: field.value, isValidValue) else { return "a field value contains NUL, CR or LF, or surrounding whitespace" }
+            // Only names of the forbidden ones' lengths are looked up.
+            switch field.name.utf8.count {
             case 2:
                 if field.name == "te", field.value != "trailers" { return "a te field is not \"trailers\"" }
-            case 7...17:
+            case 7, 10, 16, 17:
                 if connectionSpecific.contains(field.name) { return "a connection-specific field is present" }
             default:
                 break
             }
         }
         return nil
+    }
+
+    /// `check` applied to the UTF-8 of `text`, in place when the string is stored contiguously.
+    private static func bytes(of text: String, _ check: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        if let result = text.utf8.withContiguousStorageIfAvailable(check) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(check)
     }
 
     /// Token octets (RFC 9110 §5.6.2) without uppercase letters.
@@ -48,8 +59,7 @@ enum HTTP2FieldValidation {
         }
     }
 
-    private static func isValidValue(_ value: String) -> Bool {
-        let octets = value.utf8
+    private static func isValidValue(_ octets: UnsafeBufferPointer<UInt8>) -> Bool {
         if let first = octets.first, first == 0x20 || first == 0x09 { return false }
         if let last = octets.last, last == 0x20 || last == 0x09 { return false }
         return !octets.contains { $0 == 0 || $0 == 0x0a || $0 == 0x0d }
