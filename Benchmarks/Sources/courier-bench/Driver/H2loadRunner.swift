@@ -14,16 +14,9 @@ struct H2loadRunner {
 
     /// h2load if it is installed (Debian's `nghttp2-client`).
     static func locate(folder: URL) -> H2loadRunner? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let candidates = ["/usr/bin/h2load", "/usr/local/bin/h2load"] + path.split(separator: ":").map { "\($0)/h2load" }
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        let output = folder.appendingPathComponent("h2load-version.txt").path
-        var version = "h2load"
-        if let child = try? ChildProcess(executable, ["--version"], standardOutput: output, standardError: output) {
-            _ = child.wait(timeout: 5)
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            version = text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? version : text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        guard let executable = ToolLocator.executable(named: "h2load") else { return nil }
+        let text = ToolLocator.output(of: executable, ["--version"], folder: folder, file: "h2load-version.txt")
+        let version = text.isEmpty ? "h2load" : text
         return H2loadRunner(path: executable, version: version, folder: folder)
     }
 

@@ -12,16 +12,9 @@ struct WrkRunner {
 
     /// wrk if it is installed.
     static func locate(folder: URL) -> WrkRunner? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let candidates = ["/usr/bin/wrk", "/usr/local/bin/wrk"] + path.split(separator: ":").map { "\($0)/wrk" }
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        let output = folder.appendingPathComponent("wrk-version.txt").path
-        var version = "wrk"
-        if let child = try? ChildProcess(executable, ["-v"], standardOutput: output, standardError: output) {
-            _ = child.wait(timeout: 5)
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            version = text.split(separator: " ").prefix(2).joined(separator: " ")
-        }
+        guard let executable = ToolLocator.executable(named: "wrk") else { return nil }
+        let text = ToolLocator.output(of: executable, ["-v"], folder: folder, file: "wrk-version.txt")
+        let version = text.isEmpty ? "wrk" : text.split(separator: " ").prefix(2).joined(separator: " ")
         return WrkRunner(path: executable, version: version, folder: folder)
     }
 
