@@ -32,11 +32,15 @@ extension HTTPConnection {
         return try result.get()
     }
 
-    /// Launches a request whose caller awaits it, cancelled at once if the caller already is.
+    /// Launches a request whose caller awaits it. A caller already cancelled gets a request that
+    /// ends as cancelled without starting: the handler of `withTaskCancellationHandler` ran
+    /// before the request existed, and a request that started first could reach the server
+    /// before a later `cancel` (the loop starts it at once). A cancel that lands between the
+    /// check and the launch is caught by the check after it.
     /// Out of line: what it builds stays off the frame the caller holds while it waits.
     @inline(never)
     private func launchAwaited(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks, failure: HTTPConnectionError?) {
-        _ = launch(request, id: id, callbacks: callbacks, failure: failure)
+        _ = launch(request, id: id, callbacks: callbacks, failure: failure ?? (Task.isCancelled ? .cancelled : nil))
         if Task.isCancelled { cancel(id) }
     }
 

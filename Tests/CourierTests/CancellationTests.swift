@@ -153,6 +153,33 @@ struct CancellationTests {
             #expect(connection.activeRequestIDs.isEmpty)
         }
     }
+
+    @Test("an async caller cancelled before it calls never reaches the server, with or without a delegate (200 tries)",
+          arguments: TransportUnderTest.allCases)
+    func cancelledCallerNeverSends(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let recorder = leaks.track(EventRecorder())
+            // The first half of the rounds without a delegate (the request can reach the transport
+            // at once), the second with one (its start events take a trip to the callback queue).
+            for round in 0..<200 {
+                if round == 100 { connection.delegate = recorder }
+                let task = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await connection.get("/echo/never")
+                }
+                await #expect(throws: HTTPConnectionError.cancelled) { try await task.value }
+            }
+            #expect(await eventually { recorder.terminalCount == 100 })
+            #expect(recorder.events.allSatisfy { if case .cancel = $0 { true } else { false } }, "\(recorder.events)")
+            #expect(try await connection.get("/echo/after").status.code == 200)
+            #expect(server.requestCount(path: "/echo/never") == 0)
+            #expect(connection.activeRequestIDs.isEmpty)
+        }
+    }
 }
 
 extension EventRecorder.Event: Hashable {
