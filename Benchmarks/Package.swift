@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // AsyncHTTPClient's TLS library, named to trust the HTTPS scenarios' run-time CA.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
+        // AsyncHTTPClient's byte buffers, for its streamed upload from a file.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.62.0"),
     ],
     targets: [
         // The benchmark driver: starts the servers, runs every scenario for every client, prints the table.
@@ -26,6 +28,7 @@ let package = Package(
                 .product(name: "Courier", package: courierPackage),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // A CourierTestServer in its own process, for scenarios that need server logic.

@@ -23,6 +23,27 @@ final class AsyncHTTPClientClient: BenchClient {
     }
 
     func send(_ request: BenchRequest) async throws -> BenchResponse {
+        switch request.transfer {
+        case .collect: break
+        case .downloadToFile(let file):
+            // AsyncHTTPClient's own way to a file: its file-download delegate.
+            let delegate = try FileDownloadDelegate(path: file.path)
+            let task = client.execute(request: try HTTPClient.Request(url: request.url.absoluteString), delegate: delegate)
+            let progress = try await task.futureResult.get()
+            return BenchResponse(status: Int(progress.head.status.code), bodyBytes: progress.receivedBytes)
+        case .uploadFromFile(let file, let bytes):
+            var message = HTTPClientRequest(url: request.url.absoluteString)
+            message.method = .PUT
+            message.body = .stream(FileByteBuffers(path: file.path), length: .known(bytes))
+            let response = try await client.execute(message, timeout: .seconds(600))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            return BenchResponse(status: Int(response.status.code), bodyBytes: Int(bytes))
+        case .stream:
+            let response = try await client.execute(HTTPClientRequest(url: request.url.absoluteString), timeout: .seconds(600))
+            var received = 0
+            for try await buffer in response.body { received += buffer.readableBytes }
+            return BenchResponse(status: Int(response.status.code), bodyBytes: received)
+        }
         var message = HTTPClientRequest(url: request.url.absoluteString)
         message.method = .init(rawValue: request.method)
         for (name, value) in request.headers { message.headers.add(name: name, value: value) }

@@ -12,13 +12,27 @@ struct BenchRequest: Sendable {
     var body = Data()
     /// Whether the response body is wanted (only token responses); otherwise it is only counted.
     var keepsBody = false
+    /// How the body moves; by default the response is collected in memory.
+    var transfer = BenchTransfer.collect
+}
+
+/// How a request's body moves.
+enum BenchTransfer: Sendable {
+    /// The response body is collected in memory (``BenchRequest/body`` is the request's).
+    case collect
+    /// The response body goes into this file, created or replaced.
+    case downloadToFile(URL)
+    /// The request body is this file's bytes, read as they are sent (a PUT).
+    case uploadFromFile(URL, bytes: Int64)
+    /// The response body is read as it arrives and dropped.
+    case stream
 }
 
 /// What the benchmark keeps of a response.
 struct BenchResponse: Sendable {
     /// The status code.
     var status: Int
-    /// The body's size in bytes.
+    /// The body's size in bytes: received, or sent for an upload.
     var bodyBytes: Int
     /// Whether the client answered from its cache without the network.
     var fromCache = false

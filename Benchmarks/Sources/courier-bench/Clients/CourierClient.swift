@@ -70,6 +70,20 @@ final class CourierClient: BenchClient {
     }
 
     func send(_ request: BenchRequest) async throws -> BenchResponse {
+        switch request.transfer {
+        case .collect: break
+        case .downloadToFile(let file):
+            let result = try await connection.download(HTTPRequest(.get, request.url.absoluteString), to: file)
+            return BenchResponse(status: result.response.status.code, bodyBytes: Int(result.byteCount))
+        case .uploadFromFile(let file, let bytes):
+            let response = try await connection.send(HTTPRequest(.put, request.url.absoluteString, body: try .file(file)))
+            return BenchResponse(status: response.status.code, bodyBytes: Int(bytes))
+        case .stream:
+            let response = try await connection.stream(HTTPRequest(.get, request.url.absoluteString))
+            var received = 0
+            for try await chunk in response.body { received += chunk.count }
+            return BenchResponse(status: response.status.code, bodyBytes: received)
+        }
         let body: HTTPRequest.Body = request.body.isEmpty ? .none : .data(request.body, contentType: "application/json")
         let message = HTTPRequest(HTTPRequest.Method(rawValue: request.method), request.url.absoluteString,
                                   headers: HTTPHeaders(request.headers), body: body)

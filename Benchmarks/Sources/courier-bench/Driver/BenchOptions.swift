@@ -18,6 +18,13 @@ struct BenchOptions: Sendable {
     var slowRequests = 10_000
     /// Seconds before a slow-server run is cut short; 30 by default.
     var slowTimeLimit = 30.0
+    /// The size of the file downloaded and uploaded in 12a and 12b; 4 GiB by default (256 MiB
+    /// with `--quick`).
+    var largeBytes: Int64 = 4 << 30
+    /// Streamed downloads at once in 12c; 100 by default.
+    var streamCount = 100
+    /// The size of each streamed download in 12c; 100 MiB by default (8 MiB with `--quick`).
+    var streamBytes: Int64 = 100 << 20
     /// Only these clients, when set.
     var clients: Set<ClientKind>?
     /// Also write the report as Markdown to this file.
@@ -29,17 +36,20 @@ struct BenchOptions: Sendable {
     static let usage = """
     usage: courier-bench [SCENARIO...] [--rounds N] [--duration SECONDS] [--soak-requests N]
                          [--slow-requests N] [--slow-limit SECONDS] [--clients a,b,...] [--quick]
-                         [--repeat N] [--markdown FILE]
+                         [--repeat N] [--markdown FILE] [--large-mib N] [--streams N] [--stream-mib N]
 
-    SCENARIO is a number (1-11) or a name prefix; every scenario runs when none is given:
+    SCENARIO is a number (1-12) or a name prefix; every scenario runs when none is given:
       1 sequential        2 concurrent-16, concurrent-256      3 post-1k, get-1m
       4 pipeline          5 auth-storm      6 cache      7 soak      8 slow-server
       9 tls-sequential, tls-concurrent-16, tls-new-connection, tls-full-handshake (HTTPS)
      10 h2-sequential, h2-concurrent-16, h2-concurrent-256 (HTTP/2 over TLS)
      11 h2-soak (1,000,000 HTTP/2 requests, 16 in flight)
+     12 download-to-file, upload-from-file (4 GiB), streams (100 × 100 MiB at once); nginx only
     Clients: \(ClientKind.allCases.map(\.rawValue).joined(separator: ", "))
     --quick is a smoke run: 1 round of 0.5 s, a 20,000-request soak, 1,000 slow requests.
     --repeat N runs each scenario N times and reports the median of the ratios.
+    --large-mib, --streams and --stream-mib size scenario 12 (4096, 100 and 100 by default); its
+    files are made at run time in /dev/shm (or the build folder) and deleted at the end.
     """
 
     /// Parses `arguments` (without the program name).
@@ -52,6 +62,8 @@ struct BenchOptions: Sendable {
             duration = 0.5
             soakRequests = 20_000
             slowRequests = 1_000
+            largeBytes = 256 << 20
+            streamBytes = 8 << 20
         }
         func value(_ option: String) throws -> String {
             guard let value = rest.popFirst() else { throw BenchError("\(option) needs a value\n\n\(Self.usage)") }
@@ -73,6 +85,9 @@ struct BenchOptions: Sendable {
             case "--slow-requests": slowRequests = max(1, try number(argument))
             case "--slow-limit": slowTimeLimit = max(1, try number(argument))
             case "--markdown": markdownPath = try value(argument)
+            case "--large-mib": largeBytes = Int64(max(1, try number(argument) as Int)) << 20
+            case "--streams": streamCount = max(1, try number(argument))
+            case "--stream-mib": streamBytes = Int64(max(1, try number(argument) as Int)) << 20
             case "--quick": break
             case "--clients":
                 let names = try value(argument).split(separator: ",").map(String.init)

@@ -11,6 +11,13 @@ final class ChildRegistry: Sendable {
 
     private let children = Mutex<(running: Set<pid_t>, stopping: Bool)>(([], false))
     private let signalSources = Mutex<[any DispatchSourceSignal]>([])
+    /// Folders to delete when a signal stops the driver (the large-body files).
+    private let foldersToRemove = Mutex<[URL]>([])
+
+    /// Deletes `folder` if a signal stops the driver; the driver deletes it itself otherwise.
+    func removeOnInterrupt(_ folder: URL) {
+        foldersToRemove.withLock { $0.append(folder) }
+    }
 
     /// Records a started child; stops it at once when the driver is already stopping.
     func add(_ pid: pid_t) {
@@ -36,7 +43,7 @@ final class ChildRegistry: Sendable {
         for pid in running { kill(pid, SIGTERM) }
     }
 
-    /// On SIGINT or SIGTERM: stops every child, then exits with 130.
+    /// On SIGINT or SIGTERM: stops every child, deletes the folders it was given, then exits with 130.
     func trapSignals() {
         signalSources.withLock { $0 = makeSignalSources() }
     }
@@ -48,6 +55,7 @@ final class ChildRegistry: Sendable {
             source.setEventHandler { [self] in
                 FileHandle.standardError.write(Data("\ncourier-bench: interrupted; stopping the servers\n".utf8))
                 terminateAll()
+                for folder in foldersToRemove.withLock({ $0 }) { try? FileManager.default.removeItem(at: folder) }
                 usleep(300_000)
                 Glibc.exit(130)
             }

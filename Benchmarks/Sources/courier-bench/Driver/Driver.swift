@@ -16,7 +16,14 @@ struct Driver {
             let runFolder = try BuildFolder.folder("bench-run")
             let files = runFolder.appendingPathComponent("www", isDirectory: true)
             try StaticFiles.write(into: files)
-            let servers = try Servers(files: files, folder: runFolder)
+            let large = try LargeFiles(bigBytes: options.largeBytes, mediumBytes: options.streamBytes)
+            ChildRegistry.shared.removeOnInterrupt(large.folder)
+            defer { large.remove() }
+            if scenarios.contains(where: { $0.kind == .largeBody }) {
+                progress("writing the large-body files (\(Format.size(bytes: large.bigBytes)) and \(Format.size(bytes: large.mediumBytes))) in \(large.folder.path)")
+                try large.writeFiles()
+            }
+            let servers = try Servers(files: files, folder: runFolder, large: large)
             defer { servers.stop() }
             let wrk = WrkRunner.locate(folder: runFolder)
             let h2load = H2loadRunner.locate(folder: runFolder)
@@ -28,7 +35,7 @@ struct Driver {
             for scenario in scenarios {
                 var runs: [ScenarioReport] = []
                 for _ in 1...options.repeats {
-                    var report = try await run(scenario, servers: servers, generators: (wrk, h2load), folder: runFolder)
+                    var report = try await run(scenario, servers: servers, generators: (wrk, h2load), folder: runFolder, large: large)
                     report.load.after = MachineInfo.loadAverages
                     var text = report.table().markdown()
                     text += "\nLoad average (1, 5, 15 min): \(format(report.load.before)) before, \(format(report.load.after)) after.\n"
@@ -45,8 +52,9 @@ struct Driver {
                 print(text)
                 output += text + "\n"
             }
-            let targets = TargetCheck.table(TargetCheck.evaluate(reports, soakRequests: options.soakRequests,
-                                                                  slowRequests: options.slowRequests)).markdown()
+            let checks = TargetCheck.evaluate(reports, soakRequests: options.soakRequests, slowRequests: options.slowRequests)
+                + TargetCheck.largeBodyChecks(reports, options: options)
+            let targets = TargetCheck.table(checks).markdown()
             let footer = "Load average (1, 5, 15 min): \(loadBefore) before, \(MachineInfo.loadAverage) after.\n"
             print(targets + "\n" + footer)
             output += targets + "\n" + footer
@@ -63,10 +71,11 @@ struct Driver {
 
     /// Runs every round of one scenario.
     private func run(_ scenario: Scenario, servers: Servers, generators: (wrk: WrkRunner?, h2load: H2loadRunner?),
-                     folder: URL) async throws -> ScenarioReport {
+                     folder: URL, large: LargeFiles) async throws -> ScenarioReport {
         guard let (baseURL, description) = servers.server(for: scenario.server) else {
-            var report = ScenarioReport(scenario: scenario, serverDescription: "none: HTTPS needs nginx and openssl")
-            for client in scenario.clients { report.record(client, .failure(BenchError("no HTTPS server"))) }
+            let missing = scenario.server == .largeFiles ? "needs nginx" : "HTTPS needs nginx and openssl"
+            var report = ScenarioReport(scenario: scenario, serverDescription: "none: \(missing)")
+            for client in scenario.clients { report.record(client, .failure(BenchError("no server: \(missing)"))) }
             return report
         }
         var report = ScenarioReport(scenario: scenario, serverDescription: description)
@@ -75,8 +84,9 @@ struct Driver {
             for client in scenario.clients where !ChildRegistry.shared.isStopping {
                 let job = scenario.job(for: client, baseURL: baseURL,
                                        resultPath: folder.appendingPathComponent("result.json").path,
-                                       trustedCAPath: servers.certificates?.caPath)
+                                       trustedCAPath: servers.certificates?.caPath, large: large)
                 let outcome = measure(job, generators: generators)
+                if scenario.kind == .largeBody { large.removeOutputs() }
                 report.record(client, outcome)
                 progress("\(scenario.name) round \(round)/\(scenario.rounds) \(client.rawValue): " + describe(outcome))
             }
@@ -123,6 +133,9 @@ struct Driver {
         switch outcome {
         case .success(let result):
             var text = "\(Format.count(result.requests)) ok in \(Format.duration(result.elapsed)) (\(Format.rate(result.requestsPerSecond)) req/s)"
+            if result.bytes > 0 {
+                text += ", \(Format.throughput(bytesPerSecond: result.bytesPerSecond)), RSS \(Format.memory(kiB: result.startResidentKiB)) → peak \(Format.memory(kiB: result.peakResidentKiB))"
+            }
             if result.errors > 0 { text += ", \(result.errors) failed: \(result.firstError ?? "?")" }
             if let tokens = result.tokenRequests { text += ", \(tokens) token requests" }
             return text

@@ -30,10 +30,11 @@ final class NginxServer {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Writes the configuration into `folder` and starts nginx serving `files`, also over
+    /// Writes the configuration into `folder` and starts nginx serving `files`, the large-body
+    /// files of `large` (under `/large/`, with PUT uploads stored under `/upload/`), and over
     /// HTTPS on three more ports (tickets, full handshakes, HTTP/2) when `certificates` are given.
     /// - Throws: ``BenchError`` when nginx does not start.
-    init(executable: String, folder: URL, files: URL, certificates: BenchCertificates?) throws {
+    init(executable: String, folder: URL, files: URL, large: URL, certificates: BenchCertificates?) throws {
         let port = try LoopbackPort.free()
         let tlsPorts = try certificates.map { _ in (try LoopbackPort.free(), try LoopbackPort.free(), try LoopbackPort.free()) }
         for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
@@ -41,7 +42,7 @@ final class NginxServer {
                                                     withIntermediateDirectories: true)
         }
         let configuration = folder.appendingPathComponent("nginx.conf")
-        try Self.configuration(port: port, folder: folder, files: files,
+        try Self.configuration(port: port, folder: folder, files: files, large: large,
                                tls: certificates.flatMap { certificates in tlsPorts.map { (certificates, $0.0, $0.1, $0.2) } }).write(to: configuration, atomically: true, encoding: .utf8)
         let log = folder.appendingPathComponent("error.log").path
         version = Self.version(of: executable, folder: folder)
@@ -70,7 +71,7 @@ final class NginxServer {
     }
 
     /// The configuration text.
-    static func configuration(port: Int, folder: URL, files: URL,
+    static func configuration(port: Int, folder: URL, files: URL, large: URL,
                               tls: (certificates: BenchCertificates, tickets: Int, full: Int, http2: Int)?) -> String {
         let servers = tls.map { tls in
             tlsServer(port: tls.tickets, certificates: tls.certificates, files: files, session: "ssl_session_tickets on;")
@@ -79,7 +80,7 @@ final class NginxServer {
                 + tlsServer(port: tls.http2, certificates: tls.certificates, files: files, session: "ssl_session_tickets on;",
                             http2: true)
         } ?? ""
-        return plainConfiguration(port: port, folder: folder, files: files, tlsServers: servers)
+        return plainConfiguration(port: port, folder: folder, files: files, large: large, tlsServers: servers)
     }
 
     /// A TLS 1.3 server block for the small document, which tells in `X-TLS` the connection's
@@ -109,7 +110,7 @@ final class NginxServer {
     }
 
     /// The configuration text of the plain-HTTP server, with `tlsServers` added to its `http` block.
-    private static func plainConfiguration(port: Int, folder: URL, files: URL, tlsServers: String) -> String {
+    private static func plainConfiguration(port: Int, folder: URL, files: URL, large: URL, tlsServers: String) -> String {
         """
         # Written by courier-bench; rewritten on every run.
         daemon off;
@@ -142,6 +143,18 @@ final class NginxServer {
                     default_type application/json;
                     add_header Cache-Control "no-store";
                     return 200 '\(StaticFiles.postReply)';
+                }
+                location /large/ {
+                    alias \(large.path)/;
+                    default_type application/octet-stream;
+                    add_header Cache-Control "no-store";
+                }
+                location /\(LargeFiles.uploads)/ {
+                    alias \(large.path)/\(LargeFiles.uploads)/;
+                    dav_methods PUT;
+                    client_max_body_size 0;
+                    client_body_buffer_size 1m;
+                    client_body_temp_path \(large.path)/\(LargeFiles.uploadTemporaries);
                 }
             }
         \(tlsServers)

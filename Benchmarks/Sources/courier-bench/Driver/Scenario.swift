@@ -17,6 +17,9 @@ struct Scenario: Sendable {
         case soak
         /// 10,000 requests in flight against a slow server (8).
         case slowServer
+        /// Bodies of gigabytes to and from files, and many streamed at once: bytes per second
+        /// and the growth of resident memory (12).
+        case largeBody
     }
 
     /// Which server answers.
@@ -31,9 +34,11 @@ struct Scenario: Sendable {
         case tlsFullHandshake
         /// nginx over HTTPS (TLS 1.3) with HTTP/2 offered by ALPN (`listen ... ssl http2`).
         case http2
+        /// nginx alone (no stand-in): the large files under `/large/`, PUT uploads under `/upload/`.
+        case largeFiles
     }
 
-    /// The scenario's number (1–11); sub-scenarios share it.
+    /// The scenario's number (1–12); sub-scenarios share it.
     let number: Int
     /// The name the filter matches, e.g. `concurrent-16`.
     let name: String
@@ -58,8 +63,10 @@ struct Scenario: Sendable {
     }
 
     /// The job for `client` against `baseURL`.
-    ///   (`trustedCAPath` is the CA the clients trust over HTTPS.)
-    func job(for client: ClientKind, baseURL: URL, resultPath: String, trustedCAPath: String? = nil) -> WorkerJob {
+    ///   (`trustedCAPath` is the CA the clients trust over HTTPS; `large` holds the files of
+    ///   the large-body scenarios.)
+    func job(for client: ClientKind, baseURL: URL, resultPath: String, trustedCAPath: String? = nil,
+             large: LargeFiles? = nil) -> WorkerJob {
         var job = template
         job.client = client
         job.url = baseURL.absoluteString + path
@@ -69,6 +76,21 @@ struct Scenario: Sendable {
         if kind == .soak, client != .courierNative, let count = job.requestCount {
             job.requestCount = max(count / 10, 1)
             job.residentSampleInterval = max(count / 100, 1)
+        }
+        if let transfer = job.transfer, let large {
+            job.warmupURL = baseURL.absoluteString + "/" + StaticFiles.small
+            switch transfer {
+            case .downloadToFile:
+                job.transferFile = large.download(by: client).path
+                job.transferBytes = large.bigBytes
+            case .uploadFromFile:
+                job.url = baseURL.absoluteString + "/\(LargeFiles.uploads)/\(client.rawValue).bin"
+                job.transferFile = large.folder.appendingPathComponent(LargeFiles.big).path
+                job.storedUploadFile = large.uploaded(by: client).path
+                job.transferBytes = large.bigBytes
+            case .stream:
+                job.transferBytes = large.mediumBytes
+            }
         }
         if let auth = job.auth {
             job.auth = .init(tokenURL: baseURL.absoluteString + auth.tokenURL, statsURL: baseURL.absoluteString + auth.statsURL)

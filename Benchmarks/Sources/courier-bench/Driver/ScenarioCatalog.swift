@@ -45,6 +45,21 @@ enum ScenarioCatalog {
             job.poolSize = 1
             return job
         }
+        // Large bodies: one request per round (a download or an upload of the big file), or
+        // every streamed download started at once; one small GET first (`warmupURL`).
+        func transfer(_ kind: WorkerJob.Transfer, concurrency: Int = 1) -> WorkerJob {
+            var job = timed(concurrency)
+            job.transfer = kind
+            job.method = kind == .uploadFromFile ? "PUT" : "GET"
+            job.requestCount = concurrency
+            job.warmupRequests = 0
+            job.recordLatencies = false
+            job.timeLimit = 600
+            return job
+        }
+        let largeClients: [ClientKind] = [.courierNative, .asyncHTTPClient, .blockingSocket]
+        let large = Format.size(bytes: options.largeBytes)
+        let streamSize = Format.size(bytes: options.streamBytes)
         var http2Soak = soak
         http2Soak.concurrency = 16
         http2Soak.poolSize = 1
@@ -93,6 +108,15 @@ enum ScenarioCatalog {
                      kind: .throughput, server: .http2, clients: http2Clients, rounds: rounds, path: small, template: multiplexed(256)),
             Scenario(number: 11, name: "h2-soak", title: "11. HTTP/2 soak: \(options.soakRequests.formatted()) requests, 16 in flight on one connection, RSS sampled every tenth",
                      kind: .soak, server: .http2, clients: [.courierNative, .asyncHTTPClient], rounds: 1, path: small, template: http2Soak),
+            Scenario(number: 12, name: "download-to-file", title: "12a. A \(large) download to a file",
+                     kind: .largeBody, server: .largeFiles, clients: largeClients, rounds: rounds,
+                     path: "/large/" + LargeFiles.big, template: transfer(.downloadToFile)),
+            Scenario(number: 12, name: "upload-from-file", title: "12b. A \(large) upload from a file (PUT)",
+                     kind: .largeBody, server: .largeFiles, clients: largeClients, rounds: rounds,
+                     path: "/\(LargeFiles.uploads)/", template: transfer(.uploadFromFile)),
+            Scenario(number: 12, name: "streams", title: "12c. \(options.streamCount) streamed downloads of \(streamSize) at once",
+                     kind: .largeBody, server: .largeFiles, clients: [.courierNative, .asyncHTTPClient], rounds: rounds,
+                     path: "/large/" + LargeFiles.medium, template: transfer(.stream, concurrency: options.streamCount)),
         ]
     }
 

@@ -10,13 +10,14 @@ final class Servers {
     /// The certificates nginx serves HTTPS with, when nginx and openssl are installed.
     let certificates: BenchCertificates?
 
-    /// Starts both servers, serving `files`.
+    /// Starts both servers, serving `files` (and nginx the large-body files in `large`).
     /// - Throws: ``BenchError`` when the bench server, or an installed nginx, does not start.
-    init(files: URL, folder: URL) throws {
+    init(files: URL, folder: URL, large: LargeFiles) throws {
         if let executable = NginxServer.locate() {
             let nginxFolder = try BuildFolder.folder("bench-nginx")
             certificates = try BenchCertificates.locate().map { try BenchCertificates(openssl: $0, folder: nginxFolder) }
-            nginx = try NginxServer(executable: executable, folder: nginxFolder, files: files, certificates: certificates)
+            nginx = try NginxServer(executable: executable, folder: nginxFolder, files: files, large: large.folder,
+                                    certificates: certificates)
         } else {
             certificates = nil
             FileHandle.standardError.write(Data("courier-bench: nginx not found; CourierTestServer serves the static files instead\n".utf8))
@@ -38,6 +39,7 @@ final class Servers {
         case .logic: (benchServer.baseURL, logicDescription)
         case .tls: nginx.flatMap { nginx in nginx.tlsURL.map { ($0, "\(nginx.version), TLS 1.3, ECDSA P-256 certificate from a run-time CA, session tickets on, on \($0.absoluteString)") } }
         case .http2: nginx.flatMap { nginx in nginx.http2URL.map { ($0, "\(nginx.version), TLS 1.3 with ALPN h2 (`listen ssl http2`, `http2_max_concurrent_streams \(NginxServer.http2MaxConcurrentStreams)`), ECDSA P-256 certificate from a run-time CA, on \($0.absoluteString)") } }
+        case .largeFiles: nginx.map { ($0.baseURL, "\($0.version) on \($0.baseURL.absoluteString) (one process, `sendfile on`; uploads stored by its WebDAV PUT); files in memory (/dev/shm) when there is room") }
         case .tlsFullHandshake: nginx.flatMap { nginx in nginx.fullHandshakeURL.map { ($0, "\(nginx.version), TLS 1.3, ECDSA P-256 certificate from a run-time CA, session tickets and cache off (every handshake is full), on \($0.absoluteString)") } }
         }
     }

@@ -16,6 +16,15 @@ struct ClientSummary: Sendable {
     var latencyP50: Double? { median { $0.latencyP50 } }
     /// Median of the rounds' 99th percentile latencies.
     var latencyP99: Double? { median { $0.latencyP99 } }
+    /// Median body bytes moved per second (the large-body scenarios).
+    var bytesPerSecond: Double? { median(\.bytesPerSecond) }
+    /// Median CPU seconds per GiB of body moved.
+    var cpuPerGiB: Double? { median { $0.bytes > 0 ? $0.cpuSeconds / (Double($0.bytes) / Double(1 << 30)) : nil } }
+    /// Median resident memory as the measured phase started, in KiB.
+    var startResidentKiB: Double? { median { Double($0.startResidentKiB) } }
+    /// The most resident memory grew in any round, from the start of its measured phase to its
+    /// peak, in KiB.
+    var peakGrowthKiB: Int? { results.map { $0.peakResidentKiB - $0.startResidentKiB }.max() }
     /// Median CPU seconds per request.
     var cpuPerRequest: Double? { median { $0.cpuPerRequest } }
     /// Median wall-clock seconds of the measured phase.

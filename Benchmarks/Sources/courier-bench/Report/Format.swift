@@ -27,6 +27,22 @@ enum Format {
         return String(format: "%.1f MiB", Double(kiB) / 1024)
     }
 
+    /// A size in whole units where it has them: `4 GiB`, `100 MiB`, `1.5 GiB`.
+    static func size(bytes: Int64) -> String {
+        if bytes >= 1 << 30 {
+            let gib = Double(bytes) / Double(1 << 30)
+            return gib == gib.rounded() ? "\(Int(gib)) GiB" : String(format: "%.1f GiB", gib)
+        }
+        let mib = Double(bytes) / Double(1 << 20)
+        return mib == mib.rounded() ? "\(Int(mib)) MiB" : String(format: "%.1f MiB", mib)
+    }
+
+    /// A rate of bytes: `1,234 MiB/s`.
+    static func throughput(bytesPerSecond: Double?) -> String {
+        guard let bytesPerSecond else { return "–" }
+        return rate(bytesPerSecond / Double(1 << 20)) + " MiB/s"
+    }
+
     /// A ratio: `0.52×`.
     static func ratio(_ value: Double?) -> String {
         guard let value, value.isFinite else { return "–" }

@@ -9,6 +9,7 @@ extension ScenarioReport {
         case .authStorm: table = authStormTable()
         case .soak: table = soakTable()
         case .slowServer: table = slowServerTable()
+        case .largeBody: table = largeBodyTable()
         }
         table.subtitle.insert("Server: \(serverDescription).", at: 0)
         for summary in summaries where summary.results.isEmpty {
@@ -20,7 +21,7 @@ extension ScenarioReport {
         return table
     }
 
-    private var measured: [ClientSummary] { summaries.filter { !$0.results.isEmpty } }
+    var measured: [ClientSummary] { summaries.filter { !$0.results.isEmpty } }
 
     private func throughputTable() -> Table {
         let ceiling = scenario.ceiling

@@ -84,7 +84,7 @@ struct TargetCheck: Sendable {
 
     /// The checks as a table.
     static func table(_ checks: [TargetCheck]) -> Table {
-        Table(title: "Targets of the native-transport issue, the HTTPS issue (23) and the HTTP/2 issue (16)", header: ["target", "verdict", "measured"],
+        Table(title: "Targets of the native-transport issue, the HTTPS issue (23), the HTTP/2 issue (16) and the large-body issue (15)", header: ["target", "verdict", "measured"],
               rows: checks.map { [$0.target, $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured", $0.detail] },
               textColumns: 3)
     }

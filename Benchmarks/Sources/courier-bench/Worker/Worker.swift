@@ -27,9 +27,13 @@ enum Worker {
             coordinator = TokenCoordinator(client: client, tokenURL: tokenURL)
         }
         let headers = job.newConnectionPerRequest ? [("Connection", "close")] : []
-        let request = BenchRequest(method: job.method, url: url, headers: headers, body: jsonBody(bytes: job.bodyBytes))
+        var request = BenchRequest(method: job.method, url: url, headers: headers, body: jsonBody(bytes: job.bodyBytes))
+        request.transfer = try transfer(of: job)
         let workload = Workload(job: job, client: client, request: request, coordinator: coordinator)
         await workload.warmUp()
+        if let warmup = job.warmupURL.flatMap(URL.init(string:)) {
+            _ = try await client.send(BenchRequest(method: "GET", url: warmup))
+        }
         let tokensBefore = try await tokensIssued(job, client)
 
         let residentBefore = ProcessStatus.current().residentKiB
@@ -43,6 +47,7 @@ enum Worker {
 
         var result = WorkerResult()
         result.requests = outcome.requests
+        result.bytes = outcome.bytes
         result.errors = outcome.errors
         result.elapsed = elapsed
         result.cpuSeconds = cpu
@@ -64,7 +69,38 @@ enum Worker {
             result.tokenRequests = after - before
         }
         await client.shutdown()
+        if let problem = checkTransferredFile(job) {
+            result.errors += result.requests
+            result.requests = 0
+            result.firstError = result.firstError ?? problem
+        }
         return result
+    }
+
+    /// How the job's body moves, with its file.
+    private static func transfer(of job: WorkerJob) throws -> BenchTransfer {
+        guard let transfer = job.transfer else { return .collect }
+        if transfer == .stream { return .stream }
+        guard let path = job.transferFile, let bytes = job.transferBytes else {
+            throw BenchError("a \(transfer.rawValue) job needs a file and a size")
+        }
+        let file = URL(fileURLWithPath: path)
+        return transfer == .downloadToFile ? .downloadToFile(file) : .uploadFromFile(file, bytes: bytes)
+    }
+
+    /// After a download or an upload, checks that the file written (by the client, or by nginx
+    /// for an upload) has the expected size, then deletes it; the problem in words, if any.
+    private static func checkTransferredFile(_ job: WorkerJob) -> String? {
+        let written: String? = switch job.transfer {
+        case .downloadToFile: job.transferFile
+        case .uploadFromFile: job.storedUploadFile
+        case .stream, nil: nil
+        }
+        guard let written, let expected = job.transferBytes else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: written) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: written)[.size] as? Int64) ?? nil
+        guard let size else { return "\(written) was not written" }
+        return size == expected ? nil : "\(written) holds \(size) bytes, not \(expected)"
     }
 
     /// A JSON document of exactly `bytes` bytes (`{"data":"xxx…"}`), or nothing for 0.

@@ -14,6 +14,16 @@ struct WorkerJob: Codable, Sendable {
         var statsURL: String
     }
 
+    /// How a large-body job moves its body (scenarios 12a–12c).
+    enum Transfer: String, Codable, Sendable {
+        /// A GET whose body the client writes into a file (``WorkerJob/transferFile``).
+        case downloadToFile = "download-to-file"
+        /// A PUT whose body the client reads from a file (``WorkerJob/transferFile``).
+        case uploadFromFile = "upload-from-file"
+        /// A GET whose body the client reads as it arrives and drops, chunk by chunk.
+        case stream
+    }
+
     /// The client to measure.
     var client: ClientKind
     /// The URL every request goes to.
@@ -51,6 +61,18 @@ struct WorkerJob: Codable, Sendable {
     /// Whether every request asks for its own connection (`Connection: close`): one TLS
     /// handshake per request.
     var newConnectionPerRequest = false
+    /// How the body moves, in the large-body scenarios; `nil`: the client collects it in memory.
+    var transfer: Transfer?
+    /// The file a download goes into, or an upload comes from.
+    var transferFile: String?
+    /// Where nginx stores this client's upload, checked and deleted after each one.
+    var storedUploadFile: String?
+    /// The body size every transfer must move; a response or upload of another size is an error.
+    var transferBytes: Int64?
+    /// A small GET sent once before the measured phase when ``warmupRequests`` is 0 (the
+    /// large-body scenarios): it opens a connection and loads the libraries, so that the resident
+    /// memory at the start is the client's, not the first request's.
+    var warmupURL: String?
     /// The worker stops sending and cancels what is in flight after this many seconds.
     var timeLimit: Double = 120
     /// Where the worker writes its ``WorkerResult`` as JSON.
@@ -64,6 +86,8 @@ struct WorkerJob: Codable, Sendable {
 struct WorkerResult: Codable, Sendable {
     /// Requests that completed with a 2xx status.
     var requests = 0
+    /// Body bytes the completed requests moved (the large-body scenarios).
+    var bytes: Int64 = 0
     /// Requests that failed or ended with another status.
     var errors = 0
     /// Wall-clock seconds of the measured phase.
@@ -103,6 +127,8 @@ struct WorkerResult: Codable, Sendable {
 
     /// Completed requests per second.
     var requestsPerSecond: Double { elapsed > 0 ? Double(requests) / elapsed : 0 }
+    /// Body bytes moved per second.
+    var bytesPerSecond: Double { elapsed > 0 ? Double(bytes) / elapsed : 0 }
     /// CPU seconds per completed request.
     var cpuPerRequest: Double? { requests > 0 ? cpuSeconds / Double(requests) : nil }
 }

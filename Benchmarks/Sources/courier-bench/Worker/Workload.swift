@@ -12,6 +12,8 @@ struct Workload: Sendable {
     struct Outcome: Sendable {
         /// 2xx responses.
         var requests = 0
+        /// Body bytes the 2xx responses moved.
+        var bytes: Int64 = 0
         /// Failures and other statuses.
         var errors = 0
         /// Every request's latency in nanoseconds, when kept.
@@ -35,6 +37,7 @@ struct Workload: Sendable {
 
         mutating func merge(_ other: Outcome) {
             requests += other.requests
+            bytes += other.bytes
             errors += other.errors
             latencies.append(contentsOf: other.latencies)
             cacheHits += other.cacheHits
@@ -112,8 +115,12 @@ struct Workload: Sendable {
                 } else {
                     try await client.send(request)
                 }
-                if (200..<300).contains(response.status) {
+                if let expected = job.transferBytes, Int64(response.bodyBytes) != expected, (200..<300).contains(response.status) {
+                    outcome.errors += 1
+                    outcome.firstError = outcome.firstError ?? "moved \(response.bodyBytes) bytes, not \(expected)"
+                } else if (200..<300).contains(response.status) {
                     outcome.requests += 1
+                    outcome.bytes += Int64(response.bodyBytes)
                 } else {
                     outcome.errors += 1
                     outcome.firstError = outcome.firstError ?? "status \(response.status)"
