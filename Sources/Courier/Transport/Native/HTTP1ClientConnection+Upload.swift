@@ -21,8 +21,11 @@ extension HTTP1ClientConnection {
     }
 
     /// Writes what is pending and refills from the body while the socket takes bytes, up to
-    /// ``NativeUpload/writeBudget`` bytes per call: then the loop turns (the socket stays
-    /// watched for writing), so a response arriving during a long upload is read promptly.
+    /// ``NativeUpload/writeBudget`` bytes per call: then the loop turns, so that a response
+    /// arriving during a long upload is read promptly, and the upload goes on in the next turn
+    /// (a job on the loop, not the socket's writability: with edge-triggered readiness a socket
+    /// that never refused a write reports no new writable edge until the peer's reading frees
+    /// space, which took milliseconds per MiB against nginx).
     func pumpUpload() {
         guard let socket, let exchange, let upload = exchange.upload else { return }
         var budget = NativeUpload.writeBudget
@@ -33,9 +36,10 @@ extension HTTP1ClientConnection {
             case .success(.bytes(let count)):
                 budget -= count
                 if budget <= 0 {
-                    setInterest([.readable, .writable])
                     advance(by: count)
                     accountPlain(count, exchange: exchange, upload: upload)
+                    setInterest(.readable)
+                    uploadWaker(for: exchange)()
                     return
                 }
                 advance(by: count)
@@ -113,8 +117,9 @@ extension HTTP1ClientConnection {
         exchange.observer.transportDidSendBody(bytesSent: sent, expectedTotal: upload.length)
     }
 
-    /// The callback a stream's buffer runs (on the producer's thread) when it has bytes again:
-    /// resumes writing on the loop if the exchange is still this connection's.
+    /// The callback a stream's buffer runs (on the producer's thread) when it has bytes again,
+    /// and the pump itself when its budget is spent: resumes writing on the loop (in its next
+    /// turn, when called there) if the exchange is still this connection's.
     private func uploadWaker(for exchange: NativeExchange) -> @Sendable () -> Void {
         guard let selfBound else { return {} }
         let waiting = LoopBound(exchange, on: loop)
