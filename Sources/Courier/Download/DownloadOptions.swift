@@ -12,8 +12,12 @@ public struct DownloadOptions: Sendable {
     public var resume: Bool
     /// The SHA-256 digest the whole file must have, as 64 hexadecimal digits (either case); the
     /// download fails with ``HTTPConnectionError/checksumMismatch`` and deletes the file when it
-    /// differs. `nil` (the default) checks nothing; the digest is computed and reported anyway.
+    /// differs. `nil` (the default) checks nothing.
     public var expectedSHA256: String?
+    /// Whether to compute the file's SHA-256 digest as it is written and report it in
+    /// ``DownloadResult/sha256``, without checking it; `false` by default, since hashing costs
+    /// about half a second of CPU per GiB. An ``expectedSHA256`` computes it anyway.
+    public var computesSHA256: Bool
     /// The permission bits of the finished file; `0o644` by default. While incomplete it is `0o600`.
     public var permissions: Int
     /// Called on the connection's callback queue as bytes reach the file: the bytes in the file
@@ -26,12 +30,14 @@ public struct DownloadOptions: Sendable {
     /// - Parameters:
     ///   - resume: whether to go on from a partial file; `false` by default.
     ///   - expectedSHA256: the digest to check, in hexadecimal; `nil` by default.
+    ///   - computesSHA256: whether to report the digest without checking it; `false` by default.
     ///   - permissions: the finished file's permission bits; `0o644` by default.
     ///   - onProgress: progress reports; `nil` by default.
-    public init(resume: Bool = false, expectedSHA256: String? = nil, permissions: Int = 0o644,
+    public init(resume: Bool = false, expectedSHA256: String? = nil, computesSHA256: Bool = false, permissions: Int = 0o644,
                 onProgress: (@Sendable (_ bytesWritten: Int64, _ expectedTotal: Int64?) -> Void)? = nil) {
         self.resume = resume
         self.expectedSHA256 = expectedSHA256
+        self.computesSHA256 = computesSHA256
         self.permissions = permissions
         self.onProgress = onProgress
     }
@@ -48,6 +54,8 @@ public struct DownloadResult: Sendable {
     public let byteCount: Int64
     /// How many bytes came from an earlier partial download; 0 when it started from the beginning.
     public let resumedFrom: Int64
-    /// The SHA-256 digest of the whole file, as 64 lowercase hexadecimal digits.
-    public let sha256: String
+    /// The SHA-256 digest of the whole file, as 64 lowercase hexadecimal digits, when the
+    /// options asked for it (``DownloadOptions/computesSHA256`` or
+    /// ``DownloadOptions/expectedSHA256``); `nil` otherwise.
+    public let sha256: String?
 }

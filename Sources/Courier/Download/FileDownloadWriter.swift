@@ -2,13 +2,13 @@ import CourierTLS
 import Foundation
 import Synchronization
 
-/// Writes a streamed response body into a download's partial file, hashing it as it goes, and
-/// turns the partial file into the destination at the end (``PartialDownload`` describes the
-/// files).
+/// Writes a streamed response body into a download's partial file, hashing it as it goes when
+/// the options ask for the digest, and turns the partial file into the destination at the end
+/// (``PartialDownload`` describes the files).
 ///
 /// - `206` to a resume: the `Content-Range` must start where the partial file ends
-///   (``HTTPConnectionError/rangeMismatch`` otherwise); the partial bytes are hashed, then the
-///   new ones appended.
+///   (``HTTPConnectionError/rangeMismatch`` otherwise); the partial bytes are hashed (if the
+///   digest is wanted), then the new ones appended.
 /// - Any other accepted status: the partial file is emptied and the body written from the start;
 ///   the response's validator is recorded for a later resume.
 /// - At the end: fsync, the SHA-256 check (a mismatch deletes the partial file and its record:
@@ -21,7 +21,7 @@ final class FileDownloadWriter: BodyConsumer {
     struct Summary: Sendable {
         var byteCount: Int64
         var resumedFrom: Int64
-        var sha256: String
+        var sha256: String?
     }
 
     let partial: PartialDownload
@@ -48,7 +48,7 @@ final class FileDownloadWriter: BodyConsumer {
 
     /// The result of the finished download, for the response it finished with.
     func result(_ response: HTTPResponse) -> DownloadResult {
-        let summary = self.summary.withLock { $0 } ?? Summary(byteCount: 0, resumedFrom: 0, sha256: "")
+        let summary = self.summary.withLock { $0 } ?? Summary(byteCount: 0, resumedFrom: 0, sha256: nil)
         return DownloadResult(response: response, fileURL: partial.destination, byteCount: summary.byteCount,
                               resumedFrom: summary.resumedFrom, sha256: summary.sha256)
     }
@@ -63,7 +63,7 @@ final class FileDownloadWriter: BodyConsumer {
         do throws(HTTPConnectionError) {
             let file = try DownloadFile(path: partial.partialPath)
             defer { file.close() }
-            var hasher = SHA256Hasher()
+            var hasher = expectedSHA256 != nil || options.computesSHA256 ? SHA256Hasher() : nil
             let start = try prepare(file, for: response, hasher: &hasher)
             var written = start.offset
             var throttle = ProgressThrottle()
@@ -71,13 +71,14 @@ final class FileDownloadWriter: BodyConsumer {
             report(written, start.total, &throttle, clock.now, events)
             for try await chunk in body {
                 try file.write(chunk)
-                hasher.update(chunk)
+                hasher?.update(chunk)
                 written += Int64(chunk.count)
                 report(written, start.total, &throttle, clock.now, events)
             }
             try file.sync()
-            let digest = Digest.hex(hasher.finalize())
-            if let expectedSHA256, expectedSHA256 != digest {
+            var digest: String?
+            if let finished = hasher.take() { digest = Digest.hex(finished.finalize()) }
+            if let expectedSHA256, let digest, expectedSHA256 != digest {
                 partial.removeAll()
                 throw .checksumMismatch.with(detail: "expected \(expectedSHA256), got \(digest); \(partial.destination.path) was not written")
             }
@@ -96,7 +97,7 @@ final class FileDownloadWriter: BodyConsumer {
     /// matching `206`, empties it otherwise.
     /// - Returns: the offset the body starts at, and the whole file's length if known.
     private func prepare(_ file: DownloadFile, for response: HTTPResponse,
-                         hasher: inout SHA256Hasher) throws(HTTPConnectionError) -> (offset: Int64, total: Int64?) {
+                         hasher: inout SHA256Hasher?) throws(HTTPConnectionError) -> (offset: Int64, total: Int64?) {
         let identity = response.headers["Content-Encoding"].map { $0.lowercased() == "identity" } ?? true
         if response.status.code == 206 {
             guard let resumePoint else {
@@ -109,7 +110,7 @@ final class FileDownloadWriter: BodyConsumer {
                 throw .rangeMismatch.with(detail: "asked for bytes from \(resumePoint.offset), got \(range.first)-\(range.last)")
             }
             try file.truncate(to: resumePoint.offset)
-            try file.hashPrefix(resumePoint.offset, into: &hasher)
+            if hasher != nil { try file.hashPrefix(resumePoint.offset, into: &hasher!) }
             return (resumePoint.offset, range.completeLength)
         }
         try file.truncate(to: 0)

@@ -7,12 +7,12 @@ extension HTTPConnection {
     /// ```swift
     /// let result = try await connection.download(HTTPRequest(.get, "/releases/tool.tar.gz"),
     ///                                            to: URL(fileURLWithPath: "/tmp/tool.tar.gz"),
-    ///                                            options: DownloadOptions(resume: true))
-    /// print(result.byteCount, result.sha256)
+    ///                                            options: DownloadOptions(resume: true, computesSHA256: true))
+    /// print(result.byteCount, result.sha256 ?? "")
     /// ```
     ///
     /// The body streams (``stream(_:)``) into `.<name>.courier-partial` beside the destination
-    /// (mode `0600`), hashed with SHA-256 as it goes; at the end the file is synced, given
+    /// (mode `0600`), hashed with SHA-256 as it goes when the options ask for the digest; at the end the file is synced, given
     /// ``DownloadOptions/permissions`` and renamed over the destination atomically, so the
     /// destination is never seen half-written. The request asks for `Accept-Encoding: identity`
     /// unless it sets that field itself, so that the bytes on the wire are the file's bytes and

@@ -78,7 +78,7 @@ struct DownloadNginxTests {
             try changed.write(to: served)
             try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 3600)], ofItemAtPath: served.path)
             let result = try await connection.download(HTTPRequest(.get, "/file.bin"), to: destination,
-                                                        options: DownloadOptions(resume: true))
+                                                        options: DownloadOptions(resume: true, computesSHA256: true))
             #expect(result.response.status.code == 200)
             #expect(result.resumedFrom == 0)
             #expect(result.sha256 == sha256Hex(changed))

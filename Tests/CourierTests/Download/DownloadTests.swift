@@ -153,6 +153,26 @@ struct DownloadTests {
         }
     }
 
+    @Test("the digest is computed only when asked for: none by default, the file's with computesSHA256", arguments: TransportUnderTest.allCases)
+    func digestOnlyWhenAsked(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let folder = try Folder()
+        defer { folder.remove() }
+        let file = RangedFile(size: 300_000, cutFirst: false)
+        file.install(on: server)
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, transport, timeout: .seconds(30))
+            let plain = try await connection.download(HTTPRequest(.get, "/file"), to: folder.file("plain.bin"))
+            #expect(plain.sha256 == nil)
+            #expect(plain.byteCount == 300_000)
+            let hashed = try await connection.download(HTTPRequest(.get, "/file"), to: folder.file("hashed.bin"),
+                                                       options: DownloadOptions(computesSHA256: true))
+            #expect(hashed.sha256 == sha256Hex(file.body))
+            #expect(try Data(contentsOf: folder.file("hashed.bin")) == file.body)
+        }
+    }
+
     @Test("a SHA-256 mismatch fails with checksumMismatch and deletes the file, also after a resume")
     func checksumMismatch() async throws {
         let server = try TestServer()
@@ -296,7 +316,7 @@ struct DownloadTests {
             #expect(partialSize >= 1 << 20 && partialSize < size)
             #expect(try Data(contentsOf: partial) == file.body.prefix(partialSize), "the partial bytes are the body's prefix")
 
-            let result = try await connection.download(HTTPRequest(.get, "/file"), to: destination, options: DownloadOptions(resume: true))
+            let result = try await connection.download(HTTPRequest(.get, "/file"), to: destination, options: DownloadOptions(resume: true, computesSHA256: true))
             #expect(result.resumedFrom == Int64(partialSize))
             #expect(result.sha256 == sha256Hex(file.body))
             #expect(await eventually { log.list == ["cancelled", "finished 206 file:true"] }, "the delegate hears the end after the file is in place")
