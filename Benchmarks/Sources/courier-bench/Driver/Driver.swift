@@ -85,6 +85,7 @@ struct Driver {
                 let job = scenario.job(for: client, baseURL: baseURL,
                                        resultPath: folder.appendingPathComponent("result.json").path,
                                        trustedCAPath: servers.certificates?.caPath, large: large)
+                if let transfer = job.transfer, transfer != .stream { try large.touchMemory(bytes: large.bigBytes) }
                 let outcome = measure(job, generators: generators)
                 if scenario.kind == .largeBody { large.removeOutputs() }
                 report.record(client, outcome)

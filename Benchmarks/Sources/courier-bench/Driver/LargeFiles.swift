@@ -51,22 +51,39 @@ struct LargeFiles: Sendable {
         for (name, size) in [(Self.big, bigBytes), (Self.medium, mediumBytes)] {
             let url = folder.appendingPathComponent(name)
             if let existing = try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64, existing == size { continue }
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw BenchError("cannot create \(url.path)")
-            }
-            let handle = try FileHandle(forWritingTo: url)
-            defer { try? handle.close() }
-            var block = Data(count: 4 << 20)
-            block.withUnsafeMutableBytes { raw in
-                for index in raw.indices { raw[index] = UInt8(truncatingIfNeeded: index &* 131 &+ index >> 12) }
-            }
-            var left = size
-            while left > 0 {
-                let count = Int(min(left, Int64(block.count)))
-                try handle.write(contentsOf: count == block.count ? block : block.prefix(count))
-                left -= Int64(count)
-            }
+            try Self.write(bytes: size, to: url)
         }
+    }
+
+    /// Writes `bytes` of the pattern to `url`, 4 MiB at a time.
+    private static func write(bytes: Int64, to url: URL) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw BenchError("cannot create \(url.path)")
+        }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var block = Data(count: 4 << 20)
+        block.withUnsafeMutableBytes { raw in
+            for index in raw.indices { raw[index] = UInt8(truncatingIfNeeded: index &* 131 &+ index >> 12) }
+        }
+        var left = bytes
+        while left > 0 {
+            let count = Int(min(left, Int64(block.count)))
+            try handle.write(contentsOf: count == block.count ? block : block.prefix(count))
+            left -= Int64(count)
+        }
+    }
+
+    /// Writes `bytes` into a scratch file and deletes it, right before a client writes a file of
+    /// that size: the machine is a VM that hands freed memory back to its host (virtio-balloon
+    /// free page reporting), and the first touch of such memory costs a fault in the host, which
+    /// made whichever client ran first in a round several times slower. The memory this frees
+    /// is taken again at once by the client's file.
+    /// - Throws: when the file cannot be written.
+    func touchMemory(bytes: Int64) throws {
+        let url = folder.appendingPathComponent("touch.bin")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try Self.write(bytes: bytes, to: url)
     }
 
     /// The file a client's upload is stored in, by nginx.
