@@ -234,9 +234,17 @@ final class NativeUpload {
         let count = Int(min(Int64(Self.chunkSize), size - segmentOffset))
         var got = 0
         var readError: Int32 = 0
-        let scratch = [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
+        // Read straight into the chunk to send (after its chunked-coding size line, if any):
+        // no copy between the file and the socket's buffer.
+        let sizeLine: [UInt8] = isChunked ? Array(String(count, radix: 16).utf8) + [0x0D, 0x0A] : []
+        let trailer = isChunked ? 2 : 0
+        let offset = segmentOffset
+        let descriptor = file
+        pending = [UInt8](unsafeUninitializedCapacity: sizeLine.count + count + trailer) { bytes, initialized in
+            _ = bytes.initialize(from: sizeLine)
+            let payload = bytes.baseAddress! + sizeLine.count
             while got < count {
-                let result = pread(file, bytes.baseAddress! + got, count - got, off_t(segmentOffset) + off_t(got))
+                let result = pread(descriptor, payload + got, count - got, off_t(offset) + off_t(got))
                 if result < 0 {
                     if errno == EINTR { continue }
                     readError = errno
@@ -245,7 +253,11 @@ final class NativeUpload {
                 if result == 0 { break }
                 got += result
             }
-            initialized = got
+            if trailer > 0 {
+                payload[got] = 0x0D
+                payload[got + 1] = 0x0A
+            }
+            initialized = sizeLine.count + got + trailer
         }
         if readError != 0 {
             return .failed(.invalidBody.with(detail: "reading the file '\(name)' failed: \(String(cString: strerror(readError)))"))
@@ -253,7 +265,7 @@ final class NativeUpload {
         if got < count {
             return .failed(.invalidBody.with(detail: "the file '\(name)' changed size during the upload (it ended after \(segmentOffset + Int64(got)) of its \(size) bytes)"))
         }
-        scratch.withUnsafeBytes { take($0) }
+        payloadInPending = Int64(count)
         segmentOffset += Int64(count)
         return .ready
     }
