@@ -2,8 +2,8 @@ import CourierTestServer
 import Foundation
 import Synchronization
 
-/// The routes of the benchmark's CourierTestServer: a bearer-token realm for the auth storm,
-/// and the static files for when nginx is missing. `/delay/<ms>` is built in.
+/// The routes of the benchmark's CourierTestServer: a bearer-token realm for the auth storm, a
+/// slow counted GET for the coalescing scenario, and the static files for when nginx is missing. `/delay/<ms>` is built in.
 final class BenchRoutes: Sendable {
     private struct Tokens {
         var issued = 0
@@ -11,6 +11,8 @@ final class BenchRoutes: Sendable {
     }
 
     private let tokens = Mutex(Tokens())
+    /// Requests `/coalesce/item` has answered.
+    private let coalesceRequests = Mutex(0)
 
     /// Registers every route on `server`.
     /// - Parameters:
@@ -21,6 +23,16 @@ final class BenchRoutes: Sendable {
         server.route("/auth/token") { [self] _ in issueToken() }
         server.route("/auth/stats") { [self] _ in
             .json(#"{"tokens":\#(tokens.withLock { $0.issued })}"#)
+        }
+        // The coalescing scenario: a GET answered after 200 ms (so that every caller's request
+        // overlaps the first), and how many of them reached the server.
+        server.route("/coalesce/item") { [self] _ in
+            coalesceRequests.withLock { $0 += 1 }
+            return .delayed(.milliseconds(200), .response(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                                                          body: Data(#"{"id":7,"name":"shared"}"#.utf8)))
+        }
+        server.route("/coalesce/stats") { [self] _ in
+            .json(#"{"requests":\#(coalesceRequests.withLock { $0 })}"#)
         }
         server.route("/post") { _ in
             .response(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],

@@ -8,7 +8,8 @@ import FoundationNetworking
 ///
 /// By default it runs the pipeline as a plain user would, with the HTTP cache off (the peers have
 /// none). The job can switch on the cache, the full pipeline (a delegate, a retry policy and a
-/// bearer credential that is already known) or the re-authentication queue.
+/// bearer credential that is already known), the re-authentication queue, or the coalescing of
+/// identical concurrent GETs.
 final class CourierClient: BenchClient {
     private let connection: HTTPConnection
     private let transport: any Transport
@@ -19,12 +20,13 @@ final class CourierClient: BenchClient {
     init(job: WorkerJob) {
         transport = Self.makeTransport(job)
         let cache = job.cache ? HTTPCache(memoryCapacity: 8 << 20) : nil
-        let configuration = HTTPConnection.Configuration(
+        var configuration = HTTPConnection.Configuration(
             cachePolicy: job.cache ? .useProtocolCachePolicy : .reloadIgnoringCache,
             retryPolicy: job.fullPipeline ? .exponentialBackoff() : .never,
             validation: .acceptAll,
             transport: transport,
             cache: cache)
+        configuration.coalescesRequests = job.coalesces
         connection = HTTPConnection(configuration: configuration)
         delegate = job.fullPipeline ? SilentDelegate() : nil
         connection.delegate = delegate

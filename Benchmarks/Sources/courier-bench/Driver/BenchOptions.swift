@@ -38,13 +38,14 @@ struct BenchOptions: Sendable {
                          [--slow-requests N] [--slow-limit SECONDS] [--clients a,b,...] [--quick]
                          [--repeat N] [--markdown FILE] [--large-mib N] [--streams N] [--stream-mib N]
 
-    SCENARIO is a number (1-12) or a name prefix; every scenario runs when none is given:
+    SCENARIO is a number (1-13) or a name prefix; every scenario runs when none is given:
       1 sequential        2 concurrent-16, concurrent-256      3 post-1k, get-1m
       4 pipeline          5 auth-storm      6 cache      7 soak      8 slow-server
       9 tls-sequential, tls-concurrent-16, tls-new-connection, tls-full-handshake (HTTPS)
      10 h2-sequential, h2-concurrent-16, h2-concurrent-256 (HTTP/2 over TLS)
      11 h2-soak (1,000,000 HTTP/2 requests, 16 in flight)
      12 download-to-file, upload-from-file (4 GiB), streams (100 × 100 MiB at once); nginx only
+     13 coalescing (1,000 identical GETs at once; Courier with coalescesRequests)
     Clients: \(ClientKind.allCases.map(\.rawValue).joined(separator: ", "))
     --quick is a smoke run: 1 round of 0.5 s, a 20,000-request soak, 1,000 slow requests.
     --repeat N runs each scenario N times and reports the median of the ratios.

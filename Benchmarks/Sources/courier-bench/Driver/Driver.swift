@@ -53,7 +53,7 @@ struct Driver {
                 output += text + "\n"
             }
             let checks = TargetCheck.evaluate(reports, soakRequests: options.soakRequests, slowRequests: options.slowRequests)
-                + TargetCheck.largeBodyChecks(reports, options: options)
+                + TargetCheck.largeBodyChecks(reports, options: options) + [TargetCheck.coalescingCheck(reports)]
             let targets = TargetCheck.table(checks).markdown()
             let footer = "Load average (1, 5, 15 min): \(loadBefore) before, \(MachineInfo.loadAverage) after.\n"
             print(targets + "\n" + footer)

@@ -20,6 +20,8 @@ struct Scenario: Sendable {
         /// Bodies of gigabytes to and from files, and many streamed at once: bytes per second
         /// and the growth of resident memory (12).
         case largeBody
+        /// 1,000 identical concurrent GETs: how many reach the server, and how long all take (13).
+        case coalescing
     }
 
     /// Which server answers.
@@ -38,7 +40,7 @@ struct Scenario: Sendable {
         case largeFiles
     }
 
-    /// The scenario's number (1–12); sub-scenarios share it.
+    /// The scenario's number (1–13); sub-scenarios share it.
     let number: Int
     /// The name the filter matches, e.g. `concurrent-16`.
     let name: String
@@ -92,6 +94,9 @@ struct Scenario: Sendable {
                 job.transferBytes = large.mediumBytes
             }
         }
+        if kind == .coalescing {
+            job.serverCountURL = baseURL.absoluteString + "/coalesce/stats"
+        }
         if let auth = job.auth {
             job.auth = .init(tokenURL: baseURL.absoluteString + auth.tokenURL, statsURL: baseURL.absoluteString + auth.statsURL)
         }
@@ -103,6 +108,9 @@ struct Scenario: Sendable {
 
     /// The row's name for `client`.
     func label(for client: ClientKind) -> String {
+        if kind == .coalescing, client == .courierNative || client == .courierURLSession {
+            return client.title + ", coalescesRequests"
+        }
         guard kind == .pipeline else { return client.title }
         switch client {
         case .courierNative: return "Courier (native), full pipeline"

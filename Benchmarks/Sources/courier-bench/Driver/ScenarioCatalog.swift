@@ -57,6 +57,9 @@ enum ScenarioCatalog {
             job.timeLimit = 600
             return job
         }
+        var coalesce = storm
+        coalesce.auth = nil
+        coalesce.coalesces = true
         let largeClients: [ClientKind] = [.courierNative, .asyncHTTPClient, .blockingSocket]
         let large = Format.size(bytes: options.largeBytes)
         let streamSize = Format.size(bytes: options.streamBytes)
@@ -117,6 +120,9 @@ enum ScenarioCatalog {
             Scenario(number: 12, name: "streams", title: "12c. \(options.streamCount) streamed downloads of \(streamSize) at once",
                      kind: .largeBody, server: .largeFiles, clients: [.courierNative, .asyncHTTPClient], rounds: rounds,
                      path: "/large/" + LargeFiles.medium, template: transfer(.stream, concurrency: options.streamCount)),
+            Scenario(number: 13, name: "coalescing", title: "13. Coalescing: 1,000 identical GETs at once, each answered after 200 ms",
+                     kind: .coalescing, server: .logic, clients: [.courierNative, .courierURLSession, .asyncHTTPClient],
+                     rounds: rounds, path: "/coalesce/item", template: coalesce),
         ]
     }
 

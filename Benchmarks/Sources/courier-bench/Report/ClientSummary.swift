@@ -43,6 +43,8 @@ struct ClientSummary: Sendable {
     var errors: Int { results.map(\.errors).reduce(0, +) }
     /// The most requests one round completed.
     var requests: Int? { results.map(\.requests).max() }
+    /// Requests that reached the server, per round (the coalescing scenario).
+    var serverRequests: [Int] { results.compactMap(\.serverRequests) }
     /// Token requests per round.
     var tokenRequests: [Int] { results.compactMap(\.tokenRequests) }
     /// The share of responses that came from the cache, over every round.

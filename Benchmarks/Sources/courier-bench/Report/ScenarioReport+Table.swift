@@ -10,6 +10,7 @@ extension ScenarioReport {
         case .soak: table = soakTable()
         case .slowServer: table = slowServerTable()
         case .largeBody: table = largeBodyTable()
+        case .coalescing: table = coalescingTable()
         }
         table.subtitle.insert("Server: \(serverDescription).", at: 0)
         for summary in summaries where summary.results.isEmpty {

@@ -35,6 +35,7 @@ enum Worker {
             _ = try await client.send(BenchRequest(method: "GET", url: warmup))
         }
         let tokensBefore = try await tokensIssued(job, client)
+        let servedBefore = try await serverCount(job.serverCountURL, field: "requests", client)
 
         let residentBefore = ProcessStatus.current().residentKiB
         let monitor = ResourceMonitor()
@@ -67,6 +68,9 @@ enum Worker {
         result.latencyP99 = Statistics.percentile(0.99, ofSorted: sorted).map { Double($0) / 1e9 }
         if let before = tokensBefore, let after = try await tokensIssued(job, client) {
             result.tokenRequests = after - before
+        }
+        if let before = servedBefore, let after = try await serverCount(job.serverCountURL, field: "requests", client) {
+            result.serverRequests = after - before
         }
         await client.shutdown()
         if let problem = checkTransferredFile(job) {
@@ -112,10 +116,15 @@ enum Worker {
 
     /// The server's count of issued tokens, when the job has a token endpoint.
     private static func tokensIssued(_ job: WorkerJob, _ client: any BenchClient) async throws -> Int? {
-        guard let auth = job.auth, let url = URL(string: auth.statsURL) else { return nil }
+        try await serverCount(job.auth?.statsURL, field: "tokens", client)
+    }
+
+    /// The number in `field` of the JSON object a GET of `url` answers; `nil` without a URL.
+    private static func serverCount(_ url: String?, field: String, _ client: any BenchClient) async throws -> Int? {
+        guard let url = url.flatMap(URL.init(string:)) else { return nil }
         let response = try await client.send(BenchRequest(method: "GET", url: url, keepsBody: true))
-        guard let body = response.body else { return nil }
-        struct Stats: Decodable { var tokens: Int }
-        return try JSONDecoder().decode(Stats.self, from: body).tokens
+        guard let body = response.body,
+              let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else { return nil }
+        return object[field] as? Int
     }
 }

@@ -53,6 +53,10 @@ struct WorkerJob: Codable, Sendable {
     var fullPipeline = false
     /// The token endpoints, when requests must authenticate (the auth storm).
     var auth: AuthEndpoints?
+    /// Whether Courier coalesces identical concurrent GETs (`coalescesRequests`).
+    var coalesces = false
+    /// Answers `{"requests": N}`: how many requests the server answered (the coalescing scenario).
+    var serverCountURL: String?
     /// The CA certificate (PEM file) to trust over HTTPS, the only one trusted.
     var trustedCAPath: String?
     /// Whether the client offers HTTP/2 by ALPN (`h2`, then `http/1.1`) and carries every
@@ -108,6 +112,8 @@ struct WorkerResult: Codable, Sendable {
     var residentSamplesKiB: [Int] = []
     /// Tokens the server issued during the run (the auth storm).
     var tokenRequests: Int?
+    /// Requests that reached the server during the run (the coalescing scenario).
+    var serverRequests: Int?
     /// Responses served from a cache.
     var cacheHits = 0
     /// Whether the time limit stopped the run before it was done.

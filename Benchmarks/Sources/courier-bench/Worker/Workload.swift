@@ -12,7 +12,7 @@ struct Workload: Sendable {
     struct Outcome: Sendable {
         /// 2xx responses.
         var requests = 0
-        /// Body bytes the 2xx responses moved.
+        /// Body bytes the 2xx responses moved, in the large-body scenarios (0 in the others).
         var bytes: Int64 = 0
         /// Failures and other statuses.
         var errors = 0
@@ -120,7 +120,7 @@ struct Workload: Sendable {
                     outcome.firstError = outcome.firstError ?? "moved \(response.bodyBytes) bytes, not \(expected)"
                 } else if (200..<300).contains(response.status) {
                     outcome.requests += 1
-                    outcome.bytes += Int64(response.bodyBytes)
+                    if job.transfer != nil { outcome.bytes += Int64(response.bodyBytes) }
                 } else {
                     outcome.errors += 1
                     outcome.firstError = outcome.firstError ?? "status \(response.status)"
