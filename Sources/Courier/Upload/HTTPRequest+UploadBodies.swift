@@ -37,7 +37,7 @@ extension HTTPRequest.Body {
         stream(chunks.map { Data($0) }, length: length, contentType: contentType)
     }
 
-    /// The contents of a file, read in chunks of 64 KiB as they are sent, never loaded whole.
+    /// The contents of a file, read in chunks of 256 KiB as they are sent (on the native transport), never loaded whole.
     ///
     /// The length is taken from the file now and sent as `Content-Length`; a file that holds
     /// another number of bytes when it is sent fails the request with

@@ -58,9 +58,10 @@ struct UploadInternalTests {
         #expect(upload.bytesSent == 19)
     }
 
-    @Test("a 64 KiB + 1 in-memory segment is handed out in two chunks, the first at the 64 KiB bound")
+    @Test("a 256 KiB + 1 in-memory segment is handed out in two chunks, the first at the 256 KiB bound")
     func chunkBound() throws {
-        let upload = NativeUpload(UploadBody(segments: [.bytes(Data(count: 65_537))]))
+        #expect(NativeUpload.chunkSize == 256 << 10)
+        let upload = NativeUpload(UploadBody(segments: [.bytes(Data(count: (256 << 10) + 1))]))
         #expect(upload.refill(wake: {}).isReady)
         #expect(upload.pending.count == NativeUpload.chunkSize)
         upload.pendingOffset = upload.pending.count
@@ -68,7 +69,7 @@ struct UploadInternalTests {
         #expect(upload.pending.count == 1)
         upload.pendingOffset = 1
         #expect(upload.refill(wake: {}).isFinished)
-        #expect(upload.bytesSent == 65_537)
+        #expect(upload.bytesSent == (256 << 10) + 1)
     }
 
     @Test("a file that is missing when it is sent fails with invalidBody")

@@ -13,7 +13,7 @@ import Foundation
 /// Loop-confined: created by the exchange when a connection takes it, used by that connection.
 final class NativeUpload {
     /// The most payload bytes read at once.
-    static let chunkSize = 64 * 1024
+    static let chunkSize = 256 * 1024
     /// The most bytes a stream's producer runs ahead of the socket.
     static let streamBufferLimit = 256 * 1024
     /// The most bytes one writable event writes before the loop turns (and reads).
