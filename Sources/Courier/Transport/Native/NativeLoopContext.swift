@@ -8,7 +8,7 @@ import CourierWire
 /// parser keeps its own copy of an incomplete head, and body bytes go straight to the exchange.
 final class NativeLoopContext {
     /// The size of the socket read buffer.
-    static let readBufferSize = 64 * 1024
+    static let readBufferSize = 256 * 1024
     /// The size of the TLS plaintext buffer (one TLS record is at most 16 KiB).
     static let plainBufferSize = 32 * 1024
 
