@@ -29,7 +29,7 @@ extension ScenarioReport {
     private var notes: String {
         switch scenario.template.transfer {
         case .downloadToFile:
-            "- Courier: `download(_:to:)` (a temporary file beside the destination, SHA-256 as it goes, fsync and rename at the end); AsyncHTTPClient: its `FileDownloadDelegate`; blocking socket: `read` from the socket and `write` to the file, 256 KiB at a time."
+            "- Courier: `download(_:to:)` (a temporary file beside the destination, fsync and rename at the end; no digest asked for); AsyncHTTPClient: its `FileDownloadDelegate`; blocking socket: `read` from the socket and `write` to the file, 256 KiB at a time."
         case .uploadFromFile:
             "- Courier: a PUT with `.file(url)`; AsyncHTTPClient: a PUT whose body is `.stream` of 64 KiB `ByteBuffer`s read from the file, with its length; blocking socket: `read` from the file and `write` to the socket, 256 KiB at a time. nginx stores each upload (WebDAV PUT) before it answers."
         case .stream, nil:
