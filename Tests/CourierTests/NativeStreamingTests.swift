@@ -38,7 +38,7 @@ struct NativeStreamingTests {
         }
     }
 
-    @Test("a slow consumer holds back the reading: at most 256 KiB plus one read is ever buffered for it")
+    @Test("a slow consumer holds back the reading: at most 256 KiB plus one small read is ever buffered for it")
     func backpressure() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
@@ -59,7 +59,7 @@ struct NativeStreamingTests {
             #expect(total == size)
             let peak = streamed.body.buffer.peakBuffered
             #expect(peak >= streamed.body.buffer.highWaterMark, "the consumer fell behind: \(peak)")
-            #expect(peak <= streamed.body.buffer.highWaterMark + (64 << 10), "held \(peak) bytes")
+            #expect(peak <= streamed.body.buffer.highWaterMark + (64 << 10), "held \(peak) bytes (reads are 256 KiB)")
             transport.shutdown()
         }
     }

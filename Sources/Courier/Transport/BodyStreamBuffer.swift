@@ -175,6 +175,10 @@ final class BodyStreamBuffer: Sendable {
     /// The most bytes the buffer held at once (for tests and diagnostics).
     var peakBuffered: Int { state.withLock { $0.peakBuffered } }
 
+    /// The bytes the producer may still add before the buffer reaches its high-water mark
+    /// (0 at or past it): a producer that reads in large blocks reads no more than this.
+    var room: Int { state.withLock { max(highWaterMark - $0.buffered, 0) } }
+
     // MARK: - Consumer
 
     /// The next chunk, `nil` at the end, or the error that broke the body.

@@ -8,8 +8,8 @@ extension HTTP1ClientConnection {
     /// response costs one `read` call; level-triggered epoll reports the rest.
     func readAvailable() {
         guard let context, let socket else { return }
-        let buffer = context.readBuffer
         while machine.isEstablished, !machine.readPaused {
+            let buffer = readWindow(context.readBuffer)
             let result: Socket.IOResult
             do {
                 result = try socket.read(into: buffer)
@@ -43,6 +43,17 @@ extension HTTP1ClientConnection {
                 return
             }
         }
+    }
+
+    /// The smallest read made for a streamed body whose reader's buffer is nearly full.
+    static let minimumStreamedRead = 16 << 10
+
+    /// The part of the loop's read buffer to read into: all of it, or, while a streamed body's
+    /// reader has less room than that (``BodyStreamBuffer/room``), only that room (at least
+    /// ``minimumStreamedRead``), so one 256 KiB read never overfills a slow reader's buffer.
+    private func readWindow(_ whole: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer {
+        guard let room = exchange?.stream?.room, room < whole.count else { return whole }
+        return UnsafeMutableRawBufferPointer(rebasing: whole[..<max(room, Self.minimumStreamedRead)])
     }
 
     /// The consumer of the streamed body wants more: read again (what is waiting in the socket
