@@ -20,6 +20,8 @@ public struct HPACKDecoder: Sendable {
     public private(set) var maxTableSizeLimit: Int
 
     private var table: HPACKDynamicTable
+    /// The literals decoded lately, shared when the peer sends them again.
+    private var strings = HPACKStringCache()
     /// Set when the limit was lowered below the table's current size: the next block must
     /// start with a size update at or below the limit (§4.2).
     private var sizeUpdateRequired = false
@@ -98,9 +100,9 @@ public struct HPACKDecoder: Sendable {
         let indexing: HPACKIndexing = byte & 0xc0 == 0x40 ? .automatic : byte & 0xf0 == 0x10 ? .never : .withoutIndexing
         let nameIndex = try HPACKInteger.decode(block, at: &position, prefixBits: indexing == .automatic ? 6 : 4)
         let name = nameIndex == 0
-            ? try HPACKString.decode(block, at: &position, maxLength: maxStringLength)
+            ? try strings.decode(block, at: &position, maxLength: maxStringLength)
             : try entry(at: nameIndex).name
-        let value = try HPACKString.decode(block, at: &position, maxLength: maxStringLength)
+        let value = try strings.decode(block, at: &position, maxLength: maxStringLength)
         let field = HPACKHeaderField(name: name, value: value, indexing: indexing)
         if indexing == .automatic { table.insert(field) }
         return field
