@@ -135,6 +135,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
 
     /// ASCII case-insensitive comparison of two field names, without allocating.
     static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }  // O(1) for native strings
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()
         while true {
