@@ -59,7 +59,7 @@ struct NativeStreamingTests {
             #expect(total == size)
             let peak = streamed.body.buffer.peakBuffered
             #expect(peak >= streamed.body.buffer.highWaterMark, "the consumer fell behind: \(peak)")
-            #expect(peak <= streamed.body.buffer.highWaterMark + (64 << 10), "held \(peak) bytes (reads are 256 KiB)")
+            #expect(peak <= streamed.body.buffer.highWaterMark + HTTP1ClientConnection.minimumStreamedRead, "held \(peak) bytes (reads are 256 KiB)")
             transport.shutdown()
         }
     }
