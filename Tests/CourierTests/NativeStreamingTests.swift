@@ -64,6 +64,41 @@ struct NativeStreamingTests {
         }
     }
 
+    @Test("over TLS a slow consumer is held to 256 KiB plus one small read and one TLS record",
+          .enabled(if: Nginx.isInstalled && TestCertificates.isAvailable, "nginx and openssl are needed"))
+    func backpressureOverTLS() async throws {
+        let block = Data((0..<65_537).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+        var body = Data()
+        for _ in 0..<64 { body.append(block) }  // 4 MiB; the odd block size keeps offsets from repeating
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let nginx = try await Nginx.start(files: ["big.bin": body], tls: (certificates.valid.certificate, certificates.valid.key))
+        defer { nginx.stop() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native(.init(tls: TLSOptions(trustRoots: .pem(certificates.caPEM))))
+            defer { transport.shutdown() }
+            let request = TransportRequest(method: .get, url: nginx.url("/big.bin"), timeout: .seconds(10), maxResponseBodySize: 1 << 20)
+            let streamed = try await transport.stream(request, observer: IgnoringTransportObserver())
+            var received = Data()
+            var slowChunks = 0
+            for try await chunk in streamed.body {
+                received.append(chunk)
+                if slowChunks < 20 {
+                    slowChunks += 1
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(received == body)
+            let peak = streamed.body.buffer.peakBuffered
+            #expect(peak >= streamed.body.buffer.highWaterMark, "the consumer fell behind: \(peak)")
+            // A read takes at most the reader's room (or 16 KiB); the TLS session may add the
+            // rest of one record (16 KiB of plaintext) that an earlier read began.
+            let bound = streamed.body.buffer.highWaterMark + HTTP1ClientConnection.minimumStreamedRead + (16 << 10)
+            #expect(peak <= bound, "held \(peak) bytes")
+        }
+    }
+
     @Test("breaking out of the loop abandons the body: the connection closes, and the next request gets a fresh one")
     func breakAbandons() async throws {
         let server = try TestServer()
