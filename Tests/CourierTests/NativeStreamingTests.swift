@@ -47,16 +47,8 @@ struct NativeStreamingTests {
             let transport = leaks.native()
             let size = 32 << 20
             let streamed = try await transport.stream(Self.request(server, "/bytes/\(size)"), observer: IgnoringTransportObserver())
-            var total = 0
-            var slowChunks = 0
-            for try await chunk in streamed.body {
-                total += chunk.count
-                if slowChunks < 20 {
-                    slowChunks += 1
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
-            #expect(total == size)
+            let received = try await streamed.body.readSlowly(slowChunks: 20)
+            #expect(received == TestServer.bytesPattern(count: size))
             let peak = streamed.body.buffer.peakBuffered
             #expect(peak >= streamed.body.buffer.highWaterMark, "the consumer fell behind: \(peak)")
             #expect(peak <= streamed.body.buffer.highWaterMark + HTTP1ClientConnection.minimumStreamedRead, "held \(peak) bytes (reads are 256 KiB)")
@@ -80,15 +72,7 @@ struct NativeStreamingTests {
             defer { transport.shutdown() }
             let request = TransportRequest(method: .get, url: nginx.url("/big.bin"), timeout: .seconds(10), maxResponseBodySize: 1 << 20)
             let streamed = try await transport.stream(request, observer: IgnoringTransportObserver())
-            var received = Data()
-            var slowChunks = 0
-            for try await chunk in streamed.body {
-                received.append(chunk)
-                if slowChunks < 20 {
-                    slowChunks += 1
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            let received = try await streamed.body.readSlowly(slowChunks: 20)
             #expect(received == body)
             let peak = streamed.body.buffer.peakBuffered
             #expect(peak >= streamed.body.buffer.highWaterMark, "the consumer fell behind: \(peak)")

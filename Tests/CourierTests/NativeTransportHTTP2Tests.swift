@@ -152,15 +152,7 @@ struct NativeTransportHTTP2Tests {
             defer { transport.shutdown() }
             for _ in 0..<2 {
                 let streamed = try await transport.stream(Self.request(server.url("/big.bin")), observer: IgnoringTransportObserver())
-                var received = Data()
-                var slow = 0
-                for try await chunk in streamed.body {
-                    received.append(chunk)
-                    if slow < 10 {
-                        slow += 1
-                        try await Task.sleep(for: .milliseconds(20))
-                    }
-                }
+                let received = try await streamed.body.readSlowly(slowChunks: 10)
                 #expect(received == Self.big)
             }
             #expect(server.sessionCount() == 1)
