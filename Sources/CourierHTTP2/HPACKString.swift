@@ -30,6 +30,19 @@ enum HPACKString {
     /// - Returns: The string (octets that are not UTF-8 become replacement characters).
     /// - Throws: `HPACKError.stringTooLong`, `.truncated`, `.integerOverflow`, or a Huffman error.
     static func decode(_ bytes: [UInt8], at position: inout Int, maxLength: Int) throws(HPACKError) -> String {
+        let (isHuffman, octets) = try literal(bytes, at: &position, maxLength: maxLength)
+        return try decode(octets, isHuffman: isHuffman, maxLength: maxLength)
+    }
+
+    /// Reads a string literal's H bit and length at `position`, and advances past its octets.
+    /// - Parameters:
+    ///   - bytes: The field block.
+    ///   - position: The index of the first octet; on return, the index after the string.
+    ///   - maxLength: The most decoded octets allowed (checked here for a raw literal).
+    /// - Returns: Whether the octets are Huffman-coded, and the octets as sent.
+    /// - Throws: `HPACKError.stringTooLong` (raw), `.truncated`, `.integerOverflow`.
+    static func literal(_ bytes: [UInt8], at position: inout Int,
+                        maxLength: Int) throws(HPACKError) -> (isHuffman: Bool, octets: ArraySlice<UInt8>) {
         guard position < bytes.count else { throw .truncated }
         let isHuffman = bytes[position] & 0x80 != 0
         let length = try HPACKInteger.decode(bytes, at: &position, prefixBits: 7)
@@ -37,12 +50,23 @@ enum HPACKString {
             throw HPACKError.stringTooLong.with("\(length) octets, limit \(maxLength)")
         }
         guard length <= bytes.count - position else { throw .truncated }
-        let encoded = bytes[position..<(position + length)]
+        let octets = bytes[position..<(position + length)]
         position += length
-        guard isHuffman else { return String(decoding: encoded, as: UTF8.self) }
+        return (isHuffman, octets)
+    }
+
+    /// Decodes a literal's octets.
+    /// - Parameters:
+    ///   - octets: The octets as sent (from ``literal(_:at:maxLength:)``).
+    ///   - isHuffman: Whether they are Huffman-coded.
+    ///   - maxLength: The most decoded octets allowed (checked here for a Huffman literal).
+    /// - Returns: The string (octets that are not UTF-8 become replacement characters).
+    /// - Throws: `HPACKError.stringTooLong` or a Huffman error.
+    static func decode(_ octets: ArraySlice<UInt8>, isHuffman: Bool, maxLength: Int) throws(HPACKError) -> String {
+        guard isHuffman else { return String(decoding: octets, as: UTF8.self) }
         var decoded: [UInt8] = []
-        decoded.reserveCapacity(Swift.min(maxLength, length * 8 / 5))
-        try HuffmanCoder.decode(encoded, maxLength: maxLength, into: &decoded)
+        decoded.reserveCapacity(Swift.min(maxLength, octets.count * 8 / 5))
+        try HuffmanCoder.decode(octets, maxLength: maxLength, into: &decoded)
         return String(decoding: decoded, as: UTF8.self)
     }
 }

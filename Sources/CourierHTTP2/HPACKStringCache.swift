@@ -35,21 +35,16 @@ struct HPACKStringCache: Sendable {
     /// - Returns: The string.
     /// - Throws: What `HPACKString.decode` throws for the same octets.
     mutating func decode(_ bytes: [UInt8], at position: inout Int, maxLength: Int) throws(HPACKError) -> String {
-        guard position < bytes.count else { throw .truncated }
-        let isHuffman = bytes[position] & 0x80 != 0
-        var start = position
-        let length = try HPACKInteger.decode(bytes, at: &start, prefixBits: 7)
-        guard length <= Self.maxEncodedLength, length <= bytes.count - start else {
-            return try HPACKString.decode(bytes, at: &position, maxLength: maxLength)
+        let (isHuffman, encoded) = try HPACKString.literal(bytes, at: &position, maxLength: maxLength)
+        guard encoded.count <= Self.maxEncodedLength else {
+            return try HPACKString.decode(encoded, isHuffman: isHuffman, maxLength: maxLength)
         }
-        let encoded = bytes[start..<(start + length)]
         let index = Self.slotIndex(encoded, isHuffman: isHuffman)
         if let slot = slots[index], slot.isHuffman == isHuffman, slot.encoded.elementsEqual(encoded),
            slot.text.utf8.count <= maxLength {
-            position = start + length
             return slot.text
         }
-        let text = try HPACKString.decode(bytes, at: &position, maxLength: maxLength)
+        let text = try HPACKString.decode(encoded, isHuffman: isHuffman, maxLength: maxLength)
         slots[index] = Slot(encoded: Array(encoded), isHuffman: isHuffman, text: text)
         return text
     }
