@@ -10,7 +10,36 @@ extension HTTPConnection {
     /// - Throws: ``HTTPConnectionError``: `.unacceptableStatus` (response attached) for a
     ///   rejected status, `.cancelled` when cancelled, or the failure that ended the request.
     public func send(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPResponse {
-        try await awaitRequest(request) { RequestCallbacks(continuation: $0) }
+        guard runsInCallersTask() else { return try await awaitRequest(request) { RequestCallbacks(continuation: $0) } }
+        return try await sendInCallersTask(request)
+    }
+
+    /// Whether an `async` caller's request runs in the caller's task (``AwaitedRequestPlacement``).
+    private func runsInCallersTask() -> Bool {
+        guard pipeline.canRunInCallersTask else { return false }
+        switch awaitedRequestPlacement {
+        case .automatic: return requestExecutor() == nil
+        case .ownTask: return false
+        case .callersTask: return true
+        }
+    }
+
+    /// Runs the request's pipeline in the calling task, and returns or throws its outcome.
+    /// Cancelling the calling task cancels the request, as does ``cancel(_:)``; a caller already
+    /// cancelled gets `.cancelled` without the request starting.
+    private func sendInCallersTask(_ request: HTTPRequest) async throws(HTTPConnectionError) -> HTTPResponse {
+        let outcome = AwaitedOutcome()
+        let task = register(request, id: RequestID.next(), callbacks: RequestCallbacks(awaitedOutcome: outcome))
+        if Task.isCancelled {
+            task.fail(beforeStart: .cancelled)
+        } else {
+            await withTaskCancellationHandler {
+                await task.runInCallersTask()
+            } onCancel: {
+                task.cancel(notify: true)
+            }
+        }
+        return try await outcome.take().get()
     }
 
     /// Launches `request` with the callbacks `answer` makes around the caller's continuation, and

@@ -52,6 +52,8 @@ extension HTTPConnection {
         /// when it is given none; a plain `JSONDecoder()` by default. Set its strategies (dates,
         /// keys) once here instead of at every call. Do not change it once the connection exists.
         public var decoder: JSONDecoder = JSONDecoder()
+        /// Where an `async` caller's request runs: decided per request by default; tests pin it.
+        var awaitedRequestPlacement = AwaitedRequestPlacement.automatic
 
         /// Creates a configuration with every setting at its default.
         public init(

@@ -36,6 +36,8 @@ public final class HTTPConnection: Sendable {
     public let decoder: JSONDecoder
 
     let pipeline: RequestPipeline
+    /// Where `async` callers' requests run (``AwaitedRequestPlacement``).
+    let awaitedRequestPlacement: AwaitedRequestPlacement
     let authentication: AuthenticationRegistry
     private let settings: Mutex<Settings>
     private let delegateReference = Mutex<WeakDelegate>(WeakDelegate())
@@ -67,6 +69,7 @@ public final class HTTPConnection: Sendable {
         stages.append(CacheStage(cache: configuration.cache))
         stages += coalescing + network
         self.pipeline = RequestPipeline(transport: transport, stages: stages)
+        self.awaitedRequestPlacement = configuration.awaitedRequestPlacement
         self.cache = configuration.cache
         self.cookieJar = configuration.cookieJar
         self.eventMonitor = configuration.eventMonitor
@@ -250,9 +253,7 @@ public final class HTTPConnection: Sendable {
     /// failure is.
     func launch(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks,
                 failure: HTTPConnectionError? = nil) -> RequestID {
-        let lifetime = request.lifetime ?? .managed
-        let task = RequestTask(id: id, request: request, connection: self, lifetime: lifetime, callbacks: callbacks)
-        registry.withLock { $0.tasks[id] = task }
+        let task = register(request, id: id, callbacks: callbacks)
         if let failure {
             task.fail(beforeStart: failure)
         } else {
@@ -261,9 +262,17 @@ public final class HTTPConnection: Sendable {
         return id
     }
 
+    /// Makes the request's task and registers it under `id`, where ``cancel(_:)`` finds it.
+    func register(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks) -> RequestTask {
+        let task = RequestTask(id: id, request: request, connection: self, lifetime: request.lifetime ?? .managed,
+                               callbacks: callbacks)
+        registry.withLock { $0.tasks[id] = task }
+        return task
+    }
+
     /// The executor a request's task prefers: the transport's, unless the cache reads files,
     /// which must not block an event loop.
-    private func requestExecutor() -> (any TaskExecutor)? {
+    func requestExecutor() -> (any TaskExecutor)? {
         if cache?.isPersistent == true { return nil }
         return pipeline.transport.preferredTaskExecutor(for: baseURL)
     }

@@ -31,7 +31,7 @@ struct AuthenticationStage: PipelineStage {
             sender: { request throws(HTTPConnectionError) in try await inner.send(request, context: .bypassing(request)) },
             baseURL: baseURL, timeout: context.plan.transportRequest.timeout,
             maxResponseBodySize: context.plan.transportRequest.maxResponseBodySize)
-        var outcome = await session.credentialForSending(context: refreshContext)
+        var outcome = await session.credentialForSending(context: refreshContext, interruption: context.interruption)
         var firstChallenge: HTTPResponse?
         while true {
             let version: Int
@@ -71,7 +71,8 @@ struct AuthenticationStage: PipelineStage {
                     detail: "the server rejected the credential and sending the request again needs its body, which was a stream",
                     response: response)
             }
-            outcome = await session.rejected(version: version, sentAt: sentAt, context: refreshContext)
+            outcome = await session.rejected(version: version, sentAt: sentAt, context: refreshContext,
+                                             interruption: context.interruption)
         }
     }
 }

@@ -72,10 +72,11 @@ final class CredentialSession: Sendable {
 
     /// The credential a new request should go out with. Waits while a refresh runs, and starts
     /// one when the authenticator says the credential needs it.
-    func credentialForSending(context: AuthenticationContext) async -> Outcome {
+    /// - Parameter interruption: stops the wait of a request that runs in its caller's task.
+    func credentialForSending(context: AuthenticationContext, interruption: RequestInterruption? = nil) async -> Outcome {
         let (credential, version) = state.withLock { ($0.credential, $0.version) }
         let expired = credential.map { authenticator.needsRefresh($0, now: Date()) } ?? false
-        return await decide(context: context) { state in
+        return await decide(context: context, interruption: interruption) { state in
             if state.refreshing { return .wait }
             if expired, state.version == version { return self.beginRefresh(&state) }
             return .resume(.credential(state.credential, version: state.version))
@@ -85,8 +86,10 @@ final class CredentialSession: Sendable {
     /// A response rejected the credential of `version`: hands back a newer one, joins the
     /// refresh that is running, or starts one. A request sent before a refresh gave up shares
     /// that outcome instead of starting another refresh.
-    func rejected(version: Int, sentAt: ContinuousClock.Instant, context: AuthenticationContext) async -> Outcome {
-        await decide(context: context) { state in
+    /// - Parameter interruption: stops the wait of a request that runs in its caller's task.
+    func rejected(version: Int, sentAt: ContinuousClock.Instant, context: AuthenticationContext,
+                  interruption: RequestInterruption? = nil) async -> Outcome {
+        await decide(context: context, interruption: interruption) { state in
             if state.refreshing { return .wait }
             if version < state.version { return .resume(.credential(state.credential, version: state.version)) }
             if let giveUp = state.giveUp, giveUp.version == version, sentAt <= giveUp.at {
@@ -98,34 +101,48 @@ final class CredentialSession: Sendable {
 
     // MARK: - Waiting
 
-    private func decide(context: AuthenticationContext, _ rule: @escaping @Sendable (inout State) -> Step) async -> Outcome {
+    /// Applies `rule` under the lock, and waits if it says so. Cancelling the task, or
+    /// `interruption`, ends the wait with `.cancelled`.
+    private func decide(context: AuthenticationContext, interruption: RequestInterruption?,
+                        _ rule: @escaping @Sendable (inout State) -> Step) async -> Outcome {
         let waiter = state.withLock { state -> UInt64 in
             state.nextWaiter += 1
             return state.nextWaiter
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                // Deciding and enqueuing under one lock: a refresh cannot finish in between.
-                let step = state.withLock { state -> Step in
-                    if Task.isCancelled { return .resume(.cancelled) }
-                    let step = rule(&state)
-                    if case .resume = step { return step }
-                    state.waiters[waiter] = continuation
-                    return step
-                }
-                switch step {
-                case .resume(let outcome): continuation.resume(returning: outcome)
-                case .wait: break
-                case .startRefresh(let previous, let generation):
-                    startRefresh(previous: previous, generation: generation, context: context)
-                }
-            }
-        } onCancel: {
+        let leave: @Sendable () -> Void = { [self] in
             let (continuation, abandoned) = state.withLock { state in
                 (state.waiters.removeValue(forKey: waiter), Self.abandonRefreshIfUnwanted(&state))
             }
             continuation?.resume(returning: .cancelled)
             abandoned?.cancel()
+        }
+        return await withTaskCancellationHandler {
+            guard let interruption else { return await wait(waiter, context: context, interruption: nil, rule) }
+            return await interruption.whileWaiting({ await wait(waiter, context: context, interruption: interruption, rule) },
+                                                   stop: leave)
+        } onCancel: {
+            leave()
+        }
+    }
+
+    /// Deciding and enqueuing under one lock: a refresh cannot finish in between, and a waiter
+    /// cancelled or interrupted before it is enqueued does not wait.
+    private func wait(_ waiter: UInt64, context: AuthenticationContext, interruption: RequestInterruption?,
+                      _ rule: @escaping @Sendable (inout State) -> Step) async -> Outcome {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            let step = state.withLock { state -> Step in
+                if Task.isCancelled || interruption?.isInterrupted == true { return .resume(.cancelled) }
+                let step = rule(&state)
+                if case .resume = step { return step }
+                state.waiters[waiter] = continuation
+                return step
+            }
+            switch step {
+            case .resume(let outcome): continuation.resume(returning: outcome)
+            case .wait: break
+            case .startRefresh(let previous, let generation):
+                startRefresh(previous: previous, generation: generation, context: context)
+            }
         }
     }
 

@@ -11,12 +11,14 @@ struct RequestCallbacks: Sendable {
     var streamContinuation: StreamContinuation?
     /// Reads the streamed body for the caller (a download, a chunk closure); `nil` otherwise.
     var bodyConsumer: (any BodyConsumer)?
+    /// Where an `async` caller whose request runs in its own task takes the outcome; `nil` otherwise.
+    var awaitedOutcome: AwaitedOutcome?
 
     /// Whether any closure is called on the callback queue (start, success or error).
     var hasClosures: Bool { onDidStart != nil || onSuccess != nil || onError != nil }
 
     /// Whether a failure reaches someone through these callbacks (an error closure or an `async` caller).
-    var hearsFailures: Bool { onError != nil || continuation != nil || streamContinuation != nil }
+    var hearsFailures: Bool { onError != nil || continuation != nil || streamContinuation != nil || awaitedOutcome != nil }
     /// Whether the response is streamed rather than collected.
     var streamsResponse: Bool { streamContinuation != nil || bodyConsumer != nil }
 
@@ -25,12 +27,14 @@ struct RequestCallbacks: Sendable {
          onError: (@Sendable (HTTPConnectionError) -> Void)? = nil,
          continuation: Continuation? = nil,
          streamContinuation: StreamContinuation? = nil,
-         bodyConsumer: (any BodyConsumer)? = nil) {
+         bodyConsumer: (any BodyConsumer)? = nil,
+         awaitedOutcome: AwaitedOutcome? = nil) {
         self.onDidStart = onDidStart
         self.onSuccess = onSuccess
         self.onError = onError
         self.continuation = continuation
         self.streamContinuation = streamContinuation
         self.bodyConsumer = bodyConsumer
+        self.awaitedOutcome = awaitedOutcome
     }
 }

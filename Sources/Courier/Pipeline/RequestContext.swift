@@ -19,10 +19,13 @@ final class RequestContext: Sendable {
     let streamsResponse: Bool
     /// Whether the cache may store the response (not for a download, whose body goes to a file).
     let mayStoreInCache: Bool
+    /// Stops the pipeline's waits when the request ends, for a request that runs in its caller's
+    /// task (which task cancellation cannot reach); `nil` for a request on a task of its own.
+    let interruption: RequestInterruption?
 
     init(id: RequestID, plan: RequestPlan, observer: any TransportObserver, events: any RequestEvents,
          metrics: MetricsCollector, deadline: ContinuousClock.Instant?, streamsResponse: Bool = false,
-         mayStoreInCache: Bool = true) {
+         mayStoreInCache: Bool = true, interruption: RequestInterruption? = nil) {
         self.id = id
         self.plan = plan
         self.observer = observer
@@ -31,6 +34,7 @@ final class RequestContext: Sendable {
         self.deadline = deadline
         self.streamsResponse = streamsResponse
         self.mayStoreInCache = mayStoreInCache
+        self.interruption = interruption
     }
 }
 

@@ -14,10 +14,17 @@ import Foundation
 struct RequestPipeline: Sendable {
     let transport: any Transport
     let stages: [any PipelineStage]
+    /// The transport, if a ``RequestInterruption`` can stop its waits.
+    private let interruptible: (any InterruptibleTransport)?
+    /// Whether a request can run in its `async` caller's task: every wait below answers its
+    /// ``RequestInterruption`` (not with request coalescing, whose waits answer task cancellation only).
+    let canRunInCallersTask: Bool
 
     init(transport: any Transport, stages: [any PipelineStage] = []) {
         self.transport = transport
         self.stages = stages
+        self.interruptible = transport as? any InterruptibleTransport
+        self.canRunInCallersTask = interruptible?.honoursInterruption == true && !stages.contains { $0 is CoalescingStage }
     }
 
     /// Sends the request through every stage, then the transport.
@@ -41,6 +48,9 @@ struct RequestPipeline: Sendable {
     @inline(never)
     private func sendToTransport(_ request: TransportRequest, context: RequestContext) async throws(HTTPConnectionError) -> HTTPResponse {
         context.metrics.recordAttempt()
+        if let interruption = context.interruption, let interruptible {
+            return try await interruptible.send(request, observer: context.observer, interruption: interruption)
+        }
         guard context.streamsResponse else { return try await transport.send(request, observer: context.observer) }
         let streamed = try await transport.stream(request, observer: context.observer)
         var response = HTTPResponse(head: streamed.head, body: Data())

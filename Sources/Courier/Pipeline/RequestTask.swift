@@ -10,7 +10,10 @@ import Synchronization
 final class RequestTask: Sendable {
     private enum State {
         case created
+        /// Running on a task of its own, which ending the request cancels.
         case running(Task<Void, Never>)
+        /// Running in its `async` caller's task: ending the request interrupts its waits.
+        case runningInline
         case finished
     }
 
@@ -35,10 +38,13 @@ final class RequestTask: Sendable {
     private let consumerGate = BodyConsumerGate()
     /// Holds back upload progress reports (see ``ProgressThrottle``), and the closure they go to.
     private let uploadThrottle = Mutex<(ProgressThrottle, (@Sendable (Int64, Int64?) -> Void)?)>((ProgressThrottle(), nil))
+    /// Stops the pipeline's waits when the request ends, if it runs in its caller's task.
+    private let interruption: RequestInterruption?
 
     init(id: RequestID, request: HTTPRequest, connection: HTTPConnection, lifetime: HTTPRequest.Lifetime,
          callbacks: RequestCallbacks) {
         self.id = id
+        self.interruption = callbacks.awaitedOutcome == nil ? nil : RequestInterruption()
         self.request = request
         self.pipeline = connection.pipeline
         self.callbackQueue = connection.callbackQueue
@@ -62,6 +68,19 @@ final class RequestTask: Sendable {
             return true
         }
         if !started { task.cancel() }
+    }
+
+    /// Runs the request in the calling task, for an `async` caller that takes the outcome from
+    /// its ``RequestCallbacks/awaitedOutcome``; returns when the pipeline has. Ending the request
+    /// from elsewhere interrupts the pipeline's waits (``RequestInterruption``) instead of
+    /// cancelling a task. A request that ended before it ran does not run.
+    func runInCallersTask() async {
+        let started = state.withLock { state -> Bool in
+            guard case .created = state else { return false }
+            state = .runningInline
+            return true
+        }
+        if started { await run() }
     }
 
     /// Ends a request that could not start (its preparation failed before it was launched) the
@@ -102,7 +121,8 @@ final class RequestTask: Sendable {
         return RequestContext(
             id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
-            streamsResponse: callbacks.streamsResponse, mayStoreInCache: callbacks.bodyConsumer?.mayStoreInCache ?? true)
+            streamsResponse: callbacks.streamsResponse, mayStoreInCache: callbacks.bodyConsumer?.mayStoreInCache ?? true,
+            interruption: interruption)
     }
 
     /// Ends the request with the pipeline's response: validated, with its metrics; or, for a
@@ -226,11 +246,21 @@ final class RequestTask: Sendable {
             planned = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
         }
         switch planned {
+        case .success where hasEnded:
+            return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
             return (begin(plan, hasDelegate: delegate != nil), settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
+        }
+    }
+
+    /// Whether the request has ended.
+    private var hasEnded: Bool {
+        state.withLock { state in
+            if case .finished = state { return true }
+            return false
         }
     }
 
@@ -248,14 +278,16 @@ final class RequestTask: Sendable {
     /// and the deadline timer, and delivers; later callers do nothing.
     private func end(_ result: Result<HTTPResponse, HTTPConnectionError>, notify: Bool) {
         let running: Task<Void, Never>?? = state.withLock { state in
+            defer { state = .finished }
             switch state {
             case .finished: return nil
-            case .created: state = .finished; return .some(nil)
-            case .running(let task): state = .finished; return .some(task)
+            case .created, .runningInline: return .some(nil)
+            case .running(let task): return .some(task)
             }
         }
         guard let running else { return }
         running?.cancel()
+        interruption?.interrupt()
         deadlineTimer.withLock { $0 }?.cancel()
         if case .failure(let error) = result { streamedBody.withLock { $0 }?.abort(error) }
         let (heldBack, progress) = uploadThrottle.withLock { ($0.0.takePending(), $0.1) }
@@ -275,6 +307,7 @@ final class RequestTask: Sendable {
         let metrics = metrics.snapshot()
         report(result, metrics: metrics)
         callbacks.continuation?.resume(returning: result)
+        callbacks.awaitedOutcome?.fill(result)
         if let streamContinuation = callbacks.streamContinuation, !streamAnswered.exchange(true, ordering: .acquiringAndReleasing) {
             streamContinuation.resume(returning: result.map { response in
                 HTTPStreamingResponse(head: response.head, body: HTTPBodyStream(arrived: response.body))

@@ -45,11 +45,25 @@ struct RetryStage: PipelineStage {
             }
             context.events.willRetry(attempt: number + 1, after: delay, reason: reason)
             do {
-                try await clock.sleep(for: delay)
+                try await sleep(for: delay, interruption: context.interruption)
             } catch {
                 throw .cancelled
             }
             number += 1
+        }
+    }
+
+    /// Waits out a backoff on the clock. A request that runs in its caller's task sleeps on a
+    /// task of its own, which the request's interruption cancels (the clock's sleep answers task
+    /// cancellation only).
+    private func sleep(for delay: Duration, interruption: RequestInterruption?) async throws {
+        guard let interruption else { return try await clock.sleep(for: delay) }
+        let clock = self.clock
+        let sleeper = Task { try await clock.sleep(for: delay) }
+        try await withTaskCancellationHandler {
+            try await interruption.whileWaiting({ () async throws in try await sleeper.value }, stop: { sleeper.cancel() })
+        } onCancel: {
+            sleeper.cancel()
         }
     }
 }
