@@ -12,7 +12,7 @@ final class AwaitedOutcome: Sendable {
     private enum State {
         case empty
         case filled(Outcome)
-        case awaited(UnsafeContinuation<Outcome, Never>)
+        case awaited(CheckedContinuation<Outcome, Never>)
         case taken
     }
 
@@ -22,7 +22,7 @@ final class AwaitedOutcome: Sendable {
 
     /// Sets the outcome, resuming the caller if it waits for it. Only the first call counts.
     func fill(_ outcome: Outcome) {
-        let waiting = state.withLock { state -> UnsafeContinuation<Outcome, Never>? in
+        let waiting = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
             switch state {
             case .empty:
                 state = .filled(outcome)
@@ -40,7 +40,7 @@ final class AwaitedOutcome: Sendable {
     /// The outcome: at once if it was filled in, otherwise when it is. Called once.
     func take() async -> Outcome {
         if let outcome = takeIfFilled() { return outcome }
-        return await withUnsafeContinuation { continuation in
+        return await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Outcome? in
                 if case .filled(let outcome) = state {
                     state = .taken
