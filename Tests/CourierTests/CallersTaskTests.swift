@@ -8,15 +8,27 @@ import Testing
 /// way a request can end from outside that task stops what its pipeline waits on, with exactly
 /// one outcome. The connections here pin the placement; by default it is used while other
 /// requests are in flight.
-@Suite("Requests in the caller's task")
+@Suite("Requests in the caller's task", .timeLimit(.minutes(2)))
 struct CallersTaskTests {
+    /// Runs a test against a fresh ``TestServer`` under a ``LeakCheck`` that watches its port.
+    func withServer(sourceLocation: SourceLocation = #_sourceLocation,
+                    _ body: (TestServer, LeakCheck) async throws -> Void) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck(sourceLocation: sourceLocation) { leaks throws in
+            leaks.watch(server)
+            try await body(server, leaks)
+        }
+    }
+
     /// A native connection to `server` whose `async` requests run in their callers' tasks.
     func connection(_ server: TestServer, _ leaks: LeakCheck, timeout: Duration = .seconds(30), retry: RetryPolicy = .never,
-                    deadline: Duration? = nil) -> HTTPConnection {
+                    deadline: Duration? = nil, monitor: EventMonitor? = nil) -> HTTPConnection {
         leaks.connection(server, .native, timeout: timeout) { configuration in
             configuration.awaitedRequestPlacement = .callersTask
             configuration.retryPolicy = retry
             configuration.deadline = deadline
+            configuration.eventMonitor = monitor
         }
     }
 
@@ -26,12 +38,18 @@ struct CallersTaskTests {
         return connection.activeRequestIDs
     }
 
+    /// Records the monitor's events: which requests started (were prepared for the network), and
+    /// which backoffs began.
+    final class Monitored: Sendable {
+        private let events = Locked<[EventMonitor.Event]>([])
+        var monitor: EventMonitor { EventMonitor { [events] event in events.withLock { $0.append(event) } } }
+        var started: Int { events.withLock { $0.filter { if case .started = $0 { true } else { false } }.count } }
+        var retries: Int { events.withLock { $0.filter { if case .retrying = $0 { true } else { false } }.count } }
+    }
+
     @Test("automatic placement: in the caller's task while another request is in flight, in its own otherwise; pinned ones as pinned")
     func placementIsUsed() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
+        try await withServer { server, leaks throws in
             for (round, placement) in [AwaitedRequestPlacement.automatic, .callersTask, .ownTask].enumerated() {
                 // The monitor hears the start in the task that runs the request's pipeline.
                 let starters = Locked<[Int]>([])
@@ -65,10 +83,7 @@ struct CallersTaskTests {
 
     @Test("cancel(id) ends a request waiting on the server, once, and the pool still serves")
     func cancelByID() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
+        try await withServer { server, leaks throws in
             let connection = connection(server, leaks)
             let recorder = leaks.track(EventRecorder())
             connection.delegate = recorder
@@ -91,10 +106,7 @@ struct CallersTaskTests {
 
     @Test("cancelling the caller's task ends its request with .cancelled")
     func callerCancelled() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
+        try await withServer { server, leaks throws in
             let connection = connection(server, leaks)
             let caller = Task { try await connection.get("/fault/stall") }
             #expect(await eventually { server.requestCount(path: "/fault/stall") == 1 })
@@ -106,10 +118,7 @@ struct CallersTaskTests {
 
     @Test("cancelAll from many threads while 20 requests race in: each caller gets one outcome")
     func cancelAllRace() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
+        try await withServer { server, leaks throws in
             let connection = connection(server, leaks)
             let recorder = leaks.track(EventRecorder())
             connection.delegate = recorder
@@ -152,11 +161,9 @@ struct CallersTaskTests {
 
     @Test("a caller cancelled before it calls never reaches the server, with or without a delegate (200 tries)")
     func cancelledCallerNeverSends() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let connection = connection(server, leaks)
+        try await withServer { server, leaks throws in
+            let monitored = Monitored()
+            let connection = connection(server, leaks, monitor: monitored.monitor)
             let recorder = leaks.track(EventRecorder())
             for round in 0..<200 {
                 if round == 100 { connection.delegate = recorder }
@@ -168,6 +175,7 @@ struct CallersTaskTests {
             }
             #expect(await eventually { recorder.terminalCount == 100 })
             #expect(recorder.events.allSatisfy { if case .cancel = $0 { true } else { false } }, "\(recorder.events)")
+            #expect(monitored.started == 0, "a cancelled caller's request was prepared for the network")
             #expect(server.requestCount(path: "/echo/never") == 0)
             #expect(connection.activeRequestIDs.isEmpty)
         }
@@ -175,34 +183,69 @@ struct CallersTaskTests {
 
     @Test("a request cancelled from the delegate's willSend never reaches the server")
     func cancelledInWillSend() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let connection = connection(server, leaks)
-            let canceller = leaks.track(CancellingDelegate())
+        try await withServer { server, leaks throws in
+            let monitored = Monitored()
+            let connection = connection(server, leaks, monitor: monitored.monitor)
+            let canceller = leaks.track(InterveningDelegate(willSend: { connection, id in connection.cancel(id) }))
             connection.delegate = canceller
             await #expect(throws: HTTPConnectionError.cancelled) { try await connection.get("/echo/never") }
             #expect(await eventually { canceller.recorder.terminalCount == 1 })
             #expect(canceller.recorder.events.filter(\.isTerminal).count == 1)
+            #expect(monitored.started == 0, "the cancelled request was prepared for the network")
             try await Task.sleep(for: .milliseconds(100))
             #expect(server.requestCount(path: "/echo/never") == 0)
             #expect(connection.activeRequestIDs.isEmpty)
         }
     }
 
+    @Test("a caller cancelled while the delegate is slow to answer willSend or willRedirect returns at once, and the request goes no further",
+          arguments: [InterveningDelegate.Point.willSend, .willRedirect])
+    func cancelledDuringSlowDelegate(at point: InterveningDelegate.Point) async throws {
+        try await withServer { server, leaks throws in
+            server.route("/moved") { _ in .response(status: 302, headers: [("Location", "/echo/after")]) }
+            let connection = connection(server, leaks)
+            let entered = Locked<RequestID?>(nil)
+            let release = DispatchSemaphore(value: 0)
+            let slow: @Sendable (HTTPConnection, RequestID) -> Void = { _, id in
+                entered.withLock { $0 = id }
+                release.wait()  // holds the callback queue, as a delegate doing slow work would
+            }
+            let delegate = leaks.track(point == .willSend ? InterveningDelegate(willSend: slow) : InterveningDelegate(willRedirect: slow))
+            connection.delegate = delegate
+            var released = false
+            defer { if !released { release.signal() } }
+            let returned = Locked(false)
+            let caller = Task {
+                defer { returned.withLock { $0 = true } }
+                return try await connection.get("/moved")
+            }
+            #expect(await eventually { entered.withLock { $0 } != nil })
+            let id = try #require(entered.withLock { $0 })
+            connection.cancel(id)
+            // The delegate is still holding the callback queue.
+            #expect(await eventually(timeout: .seconds(10)) { returned.withLock { $0 } }, "the caller waited for the delegate")
+            release.signal()
+            released = true
+            await #expect(throws: HTTPConnectionError.cancelled) { try await caller.value }
+            #expect(await eventually { delegate.recorder.terminalCount == 1 })
+            try await Task.sleep(for: .milliseconds(100))  // nothing more may arrive, nor be sent
+            #expect(delegate.recorder.events.filter(\.isTerminal).count == 1)
+            #expect(server.requestCount(path: "/moved") == (point == .willSend ? 0 : 1))
+            #expect(server.requestCount(path: "/echo/after") == 0)
+            #expect(connection.activeRequestIDs.isEmpty)
+        }
+    }
+
     @Test("cancel(id) ends a retry's backoff at once, with no second attempt")
     func cancelDuringBackoff() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
+        try await withServer { server, leaks throws in
             server.route("/busy") { _ in .text(status: 503, "busy") }
-            let connection = connection(server, leaks, retry: .custom { _ in .retry(after: .seconds(60)) })
+            let monitored = Monitored()
+            let connection = connection(server, leaks, retry: .custom { _ in .retry(after: .seconds(60)) },
+                                        monitor: monitored.monitor)
             let caller = Task { try await connection.get("/busy") }
-            #expect(await eventually { server.requestCount(path: "/busy") == 1 })
+            #expect(await eventually { monitored.retries == 1 })  // the backoff begins
             let ids = await activeIDs(connection, count: 1)
-            try await Task.sleep(for: .milliseconds(50))  // into the backoff
             connection.cancel(ids[0])
             let clock = ContinuousClock()
             let start = clock.now
@@ -214,57 +257,86 @@ struct CallersTaskTests {
 
     @Test("cancel(id) ends a wait in the re-authentication queue; the refresh goes on for the others")
     func cancelDuringAuthenticationWait() async throws {
-        let auth = try AuthServer()
-        defer { auth.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(auth.server)
-            auth.state.withLock { $0.tokenDelay = .milliseconds(800) }
-            let connection = connection(auth.server, leaks)
-            connection.authenticate(matching: .everything, with: auth.bearer())
-            let first = Task { try await connection.get("/protected/first").status.code }
-            #expect(await eventually { auth.server.requestCount(path: "/token") == 1 })  // the refresh is running
-            let waiting = Task { try await connection.get("/protected/waiting") }
-            #expect(await eventually { connection.activeRequestIDs.count == 2 })
+        try await withServer { server, leaks throws in
+            server.route("/private/*") { request in
+                .response(status: request.value(for: "Authorization") == "Bearer fresh" ? 200 : 401)
+            }
+            let connection = connection(server, leaks)
+            let release = AwaitedValue<Void>()
+            connection.authenticate(matching: .everything, with: GatedAuthenticator(release: release))
+            let session = try #require(connection.authentication.session(for: server.url("/private/first")))
+            let first = Task { try await connection.get("/private/first").status.code }
+            #expect(await eventually { session.waitingCount == 1 })  // rejected, waiting for its refresh
+            let waiting = Task { try await connection.get("/private/waiting") }
+            #expect(await eventually { session.waitingCount == 2 })  // queued behind the refresh
             let waitingID = connection.activeRequestIDs.max()!
             connection.cancel(waitingID)
+            #expect(await eventually(timeout: .seconds(10)) { session.waitingCount == 1 }, "the cancelled request still waits")
+            release.fill(())
             await #expect(throws: HTTPConnectionError.cancelled) { try await waiting.value }
             #expect(try await first.value == 200)
-            #expect(auth.server.requestCount(path: "/protected/waiting") == 0)
-            #expect(auth.tokenCalls == 1)
+            #expect(server.requestCount(path: "/private/waiting") == 0)
         }
     }
 
     @Test("the deadline cuts the exchange, a retry's backoff and an authentication wait")
     func deadline() async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
+        try await withServer { server, leaks throws in
             server.route("/busy") { _ in .text(status: 503, "busy") }
             server.route("/private") { _ in .response(status: 401) }
+            // Hang guards, not timing claims: without the interruption, each would wait 30 or 60 s.
+            let clock = ContinuousClock()
+            var start = clock.now
             let stalled = connection(server, leaks, deadline: .milliseconds(300))
             await #expect(throws: HTTPConnectionError.deadlineExceeded) { try await stalled.get("/fault/stall") }
+            #expect(clock.now - start < .seconds(10), "the exchange outlived its deadline")
+            start = clock.now
             let retrying = connection(server, leaks, retry: .custom { _ in .retry(after: .seconds(60)) }, deadline: .seconds(2))
             await #expect(throws: HTTPConnectionError.deadlineExceeded) { try await retrying.get("/busy") }
+            #expect(clock.now - start < .seconds(10), "the backoff outlived the deadline")
             #expect(server.requestCount(path: "/busy") == 1)
+            start = clock.now
             let signingIn = connection(server, leaks, deadline: .milliseconds(300))
             signingIn.authenticate(matching: .everything, with: .basic { @Sendable _ in
                 try? await Task.sleep(for: .seconds(60))  // a user who never answers the sign-in screen
                 return nil
             })
             await #expect(throws: HTTPConnectionError.deadlineExceeded) { try await signingIn.get("/private") }
+            #expect(clock.now - start < .seconds(10), "the authentication wait outlived the deadline")
             for connection in [stalled, retrying, signingIn] { #expect(connection.activeRequestIDs.isEmpty) }
         }
     }
 }
 
-/// A delegate that cancels every request in `willSend`, and records the events.
-final class CancellingDelegate: HTTPConnectionDelegate, Sendable {
+/// A delegate that runs a step of the test's in `willSend` or `willRedirect` (cancel the request,
+/// hold the callback queue), and records the events.
+final class InterveningDelegate: HTTPConnectionDelegate, Sendable {
+    /// Where the step runs.
+    enum Point: Sendable, CustomStringConvertible {
+        case willSend, willRedirect
+        var description: String { self == .willSend ? "willSend" : "willRedirect" }
+    }
+
     let recorder = EventRecorder()
+    private let point: Point
+    private let step: @Sendable (HTTPConnection, RequestID) -> Void
+
+    init(willSend step: @escaping @Sendable (HTTPConnection, RequestID) -> Void) {
+        (point, self.step) = (.willSend, step)
+    }
+
+    init(willRedirect step: @escaping @Sendable (HTTPConnection, RequestID) -> Void) {
+        (point, self.step) = (.willRedirect, step)
+    }
 
     func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest {
-        connection.cancel(id)
+        if point == .willSend { step(connection, id) }
         return recorder.connection(connection, willSend: request, id: id)
+    }
+
+    func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction {
+        if point == .willRedirect { step(connection, id) }
+        return .follow
     }
 
     func connection(_ connection: HTTPConnection, didCancel id: RequestID) {

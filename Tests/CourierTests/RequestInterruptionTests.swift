@@ -1,11 +1,13 @@
 @testable import Courier
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing
 
-/// ``RequestInterruption`` and ``AwaitedOutcome``, which let a request run in its caller's task,
-/// without sockets: every order of interrupt, wait, fill and take.
-@Suite("Request interruption")
+/// ``RequestInterruption`` and ``AwaitedValue``, which let a request run in its caller's task,
+/// without sockets: every order of interrupt, wait, fill and take, and the re-authentication
+/// queue's wait. A wait that is not stopped hangs, which the time limit turns into a failure.
+@Suite("Request interruption", .timeLimit(.minutes(1)))
 struct RequestInterruptionTests {
     /// Counts calls of a `stop` closure.
     final class StopCounter: Sendable {
@@ -71,7 +73,7 @@ struct RequestInterruptionTests {
     func interruptRace() async {
         for round in 0..<2_000 {
             let interruption = RequestInterruption()
-            let gate = ContinuationGate()
+            let gate = AwaitedValue<Void>()
             let interrupter = Thread {
                 if round.isMultiple(of: 3) { usleep(UInt32(round % 50)) }
                 interruption.interrupt()
@@ -80,8 +82,8 @@ struct RequestInterruptionTests {
             // The operation waits until stop opens the gate; it checks the interruption where it
             // would check cancellation, as every real wait does.
             await interruption.whileWaiting({
-                await gate.wait(unlessAlreadyOpen: interruption.isInterrupted)
-            }, stop: gate.open)
+                if !interruption.isInterrupted { await gate.take() }
+            }, stop: { gate.fill(()) })
         }
     }
 
@@ -106,39 +108,71 @@ struct RequestInterruptionTests {
             #expect(throws: round.isMultiple(of: 2) ? HTTPConnectionError.cancelled : .deadlineExceeded) { try result.get() }
         }
     }
+
+    @Test("a wait stops on its task's cancellation without an interruption, and on the interruption with one")
+    func waitStoppedEitherWay() async {
+        let cancelled = AwaitedValue<Void>()
+        let waiter = Task { await RequestInterruption.wait(nil, { await cancelled.take() }, stop: { cancelled.fill(()) }) }
+        waiter.cancel()
+        await waiter.value
+        let interruption = RequestInterruption()
+        let interrupted = AwaitedValue<Void>()
+        let inCallersTask = Task {
+            await RequestInterruption.wait(interruption, { await interrupted.take() }, stop: { interrupted.fill(()) })
+        }
+        interruption.interrupt()
+        await inCallersTask.value
+    }
+
+    @Test("an interrupted answer from the callback queue is nil, and the late answer is dropped")
+    func answerInterrupted() async {
+        let answer = AwaitedValue<Int?>()
+        let interruption = RequestInterruption()
+        interruption.interrupt()
+        let value = await interruption.whileWaiting({ await answer.take() }, stop: { answer.fill(nil) })
+        answer.fill(42)  // the delegate answers after all
+        #expect(value == nil)
+    }
+
+    @Test("an interruption ends a request's wait in the re-authentication queue; the refresh goes on for the request that started it")
+    func credentialQueueWait() async throws {
+        let release = AwaitedValue<Void>()
+        let session = CredentialSession(authenticator: GatedAuthenticator(release: release), matcher: .everything,
+                                        store: nil, limit: RefreshLimit())
+        let context = AuthenticationContext(sender: { _ throws(HTTPConnectionError) in throw .cancelled }, baseURL: nil,
+                                            timeout: .seconds(30), maxResponseBodySize: 1 << 20)
+        let starter = Task { await session.rejected(version: 0, sentAt: .now, context: context) }
+        #expect(await eventually { session.waitingCount == 1 })
+        let interruption = RequestInterruption()
+        let waiter = Task { await session.credentialForSending(context: context, interruption: interruption) }
+        #expect(await eventually { session.waitingCount == 2 })
+        interruption.interrupt()
+        #expect(await eventually(timeout: .seconds(10)) { session.waitingCount == 1 }, "the interrupted request still waits")
+        release.fill(())
+        let interrupted = await waiter.value
+        #expect({ if case .cancelled = interrupted { true } else { false } }(), "\(interrupted)")
+        let refreshed = await starter.value
+        #expect({ if case .credential(let credential?, _) = refreshed { credential.secret == "fresh" } else { false } }(),
+                "\(refreshed)")
+        // A request interrupted before it reaches the queue does not wait at all.
+        let early = RequestInterruption()
+        early.interrupt()
+        let late = await session.rejected(version: 1, sentAt: .now, context: context, interruption: early)
+        #expect({ if case .cancelled = late { true } else { false } }(), "\(late)")
+    }
 }
 
-/// A one-shot gate a task can wait on; opening it (once or more, from any thread) lets the
-/// waiter go, whether it opened before or after the wait began.
-final class ContinuationGate: Sendable {
-    private enum State {
-        case closed
-        case waiting(CheckedContinuation<Void, Never>)
-        case open
+/// An authenticator whose refresh waits until the test releases it, then hands out "fresh",
+/// sent as `Authorization: Bearer fresh`.
+struct GatedAuthenticator: Authenticator {
+    let release: AwaitedValue<Void>
+
+    func apply(_ credential: Credential, to request: inout TransportRequest) {
+        request.headers.set("Bearer " + credential.secret, for: "Authorization")
     }
 
-    private let state = Mutex<State>(.closed)
-
-    /// Waits until the gate opens; returns at once if `alreadyOpen` or if it is open.
-    func wait(unlessAlreadyOpen alreadyOpen: Bool) async {
-        if alreadyOpen { return }
-        await withCheckedContinuation { continuation in
-            let isOpen = state.withLock { state -> Bool in
-                if case .open = state { return true }
-                state = .waiting(continuation)
-                return false
-            }
-            if isOpen { continuation.resume() }
-        }
-    }
-
-    /// Opens the gate.
-    func open() {
-        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            defer { state = .open }
-            if case .waiting(let continuation) = state { return continuation }
-            return nil
-        }
-        waiting?.resume()
+    func refresh(previous: Credential?, context: AuthenticationContext) async throws -> Credential {
+        await release.take()
+        return Credential(secret: "fresh")
     }
 }

@@ -65,6 +65,11 @@ final class CredentialSession: Sendable {
         state.withLock { $0.credential }
     }
 
+    /// The number of requests waiting for the running refresh.
+    var waitingCount: Int {
+        state.withLock { $0.waiters.count }
+    }
+
     /// The number of refreshes started so far in the current window.
     var recentRefreshCount: Int {
         state.withLock { $0.refreshStarts.count }
@@ -116,13 +121,8 @@ final class CredentialSession: Sendable {
             continuation?.resume(returning: .cancelled)
             abandoned?.cancel()
         }
-        return await withTaskCancellationHandler {
-            guard let interruption else { return await wait(waiter, context: context, interruption: nil, rule) }
-            return await interruption.whileWaiting({ await wait(waiter, context: context, interruption: interruption, rule) },
-                                                   stop: leave)
-        } onCancel: {
-            leave()
-        }
+        return await RequestInterruption.wait(interruption, { await wait(waiter, context: context, interruption: interruption, rule) },
+                                              stop: leave)
     }
 
     /// Deciding and enqueuing under one lock: a refresh cannot finish in between, and a waiter

@@ -6,10 +6,12 @@
 /// request). A request that would be alone in flight does better on a task of its own, which
 /// runs on the transport's event loop (``Transport/preferredTaskExecutor(for:)``) and is
 /// resumed there without a thread wake-up; so `automatic` runs a request in its caller's task
-/// exactly when the transport prefers no executor, and the pipeline can stop every wait of the
+/// exactly when its own task would prefer no executor (``HTTPConnection/requestExecutor()``:
+/// the transport prefers none while other requests are in flight, and a connection whose cache
+/// reads files keeps every request off the loop), and the pipeline can stop every wait of the
 /// request without cancelling a task (``RequestPipeline/canRunInCallersTask``).
 enum AwaitedRequestPlacement: Sendable {
-    /// In the caller's task when the transport prefers no executor for it, otherwise on a task of its own.
+    /// In the caller's task when a task of its own would prefer no executor, otherwise on a task of its own.
     case automatic
     /// Always on a task of its own.
     case ownTask

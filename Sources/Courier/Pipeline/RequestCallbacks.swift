@@ -11,7 +11,7 @@ struct RequestCallbacks: Sendable {
     var streamContinuation: StreamContinuation?
     /// Reads the streamed body for the caller (a download, a chunk closure); `nil` otherwise.
     var bodyConsumer: (any BodyConsumer)?
-    /// Where an `async` caller whose request runs in its own task takes the outcome; `nil` otherwise.
+    /// Where an `async` caller whose request runs in the caller's own task takes the outcome; `nil` otherwise.
     var awaitedOutcome: AwaitedOutcome?
 
     /// Whether any closure is called on the callback queue (start, success or error).

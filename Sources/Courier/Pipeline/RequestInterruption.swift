@@ -7,8 +7,8 @@ import Synchronization
 /// the request ends early (``HTTPConnection/cancel(_:)``, its deadline, its connection going
 /// away). An `async` caller's request may instead run in the caller's own task, which saves a
 /// task and a thread wake-up per request; that task is not the library's to cancel. Each wait of
-/// such a request (the transport's exchange, a retry's backoff, the re-authentication queue)
-/// registers here how to stop it, and ``interrupt()`` runs that: once, and at once for a wait
+/// such a request (the transport's exchange, a retry's backoff, the re-authentication queue, the
+/// delegate's answer from the callback queue) registers here how to stop it, and ``interrupt()`` runs that: once, and at once for a wait
 /// registered after the interruption. A pipeline waits on one thing at a time; a wait registered
 /// inside another puts the outer one back when it ends.
 final class RequestInterruption: Sendable {
@@ -42,8 +42,10 @@ final class RequestInterruption: Sendable {
 
     /// Runs `operation`, calling `stop` if the request is interrupted while it runs, or before
     /// it starts if it already was. `stop` may run on another thread, concurrently with
-    /// `operation`; the operation must then end promptly (as it would if its task were
-    /// cancelled), and must check ``isInterrupted`` where it would check `Task.isCancelled`.
+    /// `operation`, or even just after it returned (an interrupt that took the stop as the wait
+    /// ended), so it must be harmless then and when called twice; the operation must end
+    /// promptly once stopped (as it would if its task were cancelled), and must check
+    /// ``isInterrupted`` where it would check `Task.isCancelled`.
     func whileWaiting<Value, Failure: Error>(
         _ operation: () async throws(Failure) -> Value,
         stop: @escaping @Sendable () -> Void
@@ -61,5 +63,29 @@ final class RequestInterruption: Sendable {
             }
         }
         return try await operation()
+    }
+}
+
+extension RequestInterruption {
+    /// Runs `operation`, a wait that `stop` ends promptly, and stops it when the request ends:
+    /// through `interruption` for a request that runs in its caller's task (the caller's own
+    /// cancellation ends the request, which interrupts it), otherwise when the current task, the
+    /// request's own, is cancelled. `stop` follows the rules of ``whileWaiting(_:stop:)``.
+    static func wait<Value, Failure: Error>(
+        _ interruption: RequestInterruption?,
+        _ operation: () async throws(Failure) -> Value,
+        stop: @escaping @Sendable () -> Void
+    ) async throws(Failure) -> Value {
+        if let interruption { return try await interruption.whileWaiting(operation, stop: stop) }
+        let result: Result<Value, Failure> = await withTaskCancellationHandler {
+            do throws(Failure) {
+                return .success(try await operation())
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            stop()
+        }
+        return try result.get()
     }
 }

@@ -48,7 +48,7 @@ struct RequestPipeline: Sendable {
     @inline(never)
     private func sendToTransport(_ request: TransportRequest, context: RequestContext) async throws(HTTPConnectionError) -> HTTPResponse {
         context.metrics.recordAttempt()
-        if let interruption = context.interruption, let interruptible {
+        if let interruption = context.interruption, let interruptible, !context.streamsResponse {
             return try await interruptible.send(request, observer: context.observer, interruption: interruption)
         }
         guard context.streamsResponse else { return try await transport.send(request, observer: context.observer) }

@@ -13,7 +13,8 @@ extension RequestTask: RequestEvents {
         connection.eventMonitor?.report(.redirected(id, status: hop.response.status.code, to: Redaction.url(hop.request.url)))
         guard let delegate = connection.delegate else { return .follow }
         let id = self.id
-        return await onCallbackQueue { delegate.connection(connection, request: id, willRedirect: hop) }
+        // `nil`: the request has ended meanwhile, and whatever follows is dropped.
+        return await onCallbackQueue { delegate.connection(connection, request: id, willRedirect: hop) } ?? .refuse
     }
 }
 

@@ -230,7 +230,7 @@ final class RequestTask: Sendable {
         }
         let delegate = connection.delegate
         let settings = connection.currentSettings()
-        let planned: Result<RequestPlan, HTTPConnectionError>
+        let planned: Result<RequestPlan, HTTPConnectionError>?
         if let delegate {
             let (id, original, onDidStart) = (self.id, request, callbacks.onDidStart)
             planned = await onCallbackQueue { [self] in
@@ -246,6 +246,8 @@ final class RequestTask: Sendable {
             planned = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
         }
         switch planned {
+        case nil:
+            return nil  // interrupted during the trip to the callback queue: it has ended
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
@@ -379,10 +381,19 @@ final class RequestTask: Sendable {
         }
     }
 
-    func onCallbackQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            callbackQueue.async { continuation.resume(returning: work()) }
+    /// Runs `work` (the delegate, asked a question) on the callback queue and waits for its
+    /// answer. For a request that runs in its caller's task, an interruption ends the wait with
+    /// `nil` (the request has ended: its caller must not wait for a slow delegate); `work` still
+    /// runs, and its answer is dropped.
+    func onCallbackQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T? {
+        guard let interruption else {
+            return await withCheckedContinuation { continuation in
+                callbackQueue.async { continuation.resume(returning: work()) }
+            }
         }
+        let answer = AwaitedValue<T?>()
+        callbackQueue.async { answer.fill(work()) }
+        return await interruption.whileWaiting({ await answer.take() }, stop: { answer.fill(nil) })
     }
 }
 

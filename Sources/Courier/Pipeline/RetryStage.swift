@@ -5,7 +5,8 @@
 /// longer than ``RetryPolicy/retryAfterCap`` ends the retries: the request reports that response
 /// (its `Retry-After` tells the caller when to come back) instead of asking again early. The request's
 /// deadline caps every wait: when it passes during a backoff, the request ends at once with
-/// ``HTTPConnectionError/deadlineExceeded`` (the request task cancels this stage).
+/// ``HTTPConnectionError/deadlineExceeded``: the request's end cancels its task, or, for a request
+/// run in its caller's task, interrupts the backoff (``RequestInterruption``).
 struct RetryStage: PipelineStage {
     let clock: any RequestClock
 
@@ -53,17 +54,14 @@ struct RetryStage: PipelineStage {
         }
     }
 
-    /// Waits out a backoff on the clock. A request that runs in its caller's task sleeps on a
-    /// task of its own, which the request's interruption cancels (the clock's sleep answers task
-    /// cancellation only).
+    /// Waits out a backoff on the clock; cancelling the task ends the wait. A request that runs in
+    /// its caller's task sleeps on a task of its own, which the request's interruption cancels
+    /// (the clock's sleep answers task cancellation only; the caller's own cancellation reaches
+    /// the interruption).
     private func sleep(for delay: Duration, interruption: RequestInterruption?) async throws {
         guard let interruption else { return try await clock.sleep(for: delay) }
         let clock = self.clock
         let sleeper = Task { try await clock.sleep(for: delay) }
-        try await withTaskCancellationHandler {
-            try await interruption.whileWaiting({ () async throws in try await sleeper.value }, stop: { sleeper.cancel() })
-        } onCancel: {
-            sleeper.cancel()
-        }
+        try await interruption.whileWaiting({ () async throws in try await sleeper.value }, stop: { sleeper.cancel() })
     }
 }

@@ -30,8 +30,9 @@ public protocol Transport: Sendable {
     /// The executor on which requests to `origin` cost least to run, if the transport has one.
     ///
     /// ``HTTPConnection`` runs each request's pipeline (its stages, then ``send(_:observer:)``)
-    /// on this executor, unless its cache keeps files on disk. (When the answer is `nil`, an
-    /// `async` caller's request to ``NativeTransport`` runs in the caller's own task instead.) ``NativeTransport`` answers with
+    /// on this executor, unless its cache keeps files on disk. (When the answer is `nil`, or the
+    /// cache keeps files, an `async` caller's request to ``NativeTransport`` runs in the
+    /// caller's own task instead.) ``NativeTransport`` answers with
     /// the event loop that owns the origin's connection pool, so that a request is written, read
     /// and resumed on one thread, with no thread wake-up between the network and the pipeline.
     /// The default answer is `nil`: Swift's global concurrent executor.

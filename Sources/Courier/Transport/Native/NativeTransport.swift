@@ -168,12 +168,8 @@ public final class NativeTransport: Transport {
         let (pool, exchange) = try prepareExchange(request, target: target, observer: observer, stream: stream)
         let loop = pool.loop
         let cancel: @Sendable () -> Void = { loop.execute { exchange.value.cancel() } }
-        let outcome = await withTaskCancellationHandler {
-            guard let interruption else { return await run(exchange, in: pool, interruption: nil) }
-            return await interruption.whileWaiting({ await run(exchange, in: pool, interruption: interruption) }, stop: cancel)
-        } onCancel: {
-            cancel()
-        }
+        let outcome = await RequestInterruption.wait(interruption, { await run(exchange, in: pool, interruption: interruption) },
+                                                     stop: cancel)
         return try outcome.get()
     }
 
