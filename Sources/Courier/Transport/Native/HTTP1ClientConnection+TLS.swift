@@ -76,22 +76,27 @@ extension HTTP1ClientConnection {
     }
 
     /// Runs the handshake as far as the bytes received allow, and sends what it produced.
+    ///
+    /// The flight that completes the handshake (the client's Finished) goes out with what the
+    /// ready connection writes first, in one write: the first request's records, or over HTTP/2
+    /// the connection preface. That saves a system call per new connection, and the server a
+    /// read.
     private func handshakeStep() {
         guard let tls else { return }
         let outcome = Result { () throws(TLSError) in try tls.handshake() }
         takeCiphertext()
-        flush()
-        guard isHandshaking else { return }
-        switch outcome {
-        case .success(.complete):
+        if case .success(.complete) = outcome, isHandshaking {
             perform(machine.handshakeCompleted(at: EventLoop.now()))
+            // Nothing was written with it (no request waiting, or a write that would block):
+            // the Finished goes out now, or when the socket takes it.
+            if cipherOffset < cipherOut.count { flush() }
             // Application data that arrived with the last handshake flight.
             drainPlaintext()
-        case .success(.wantsMoreInput):
             return
-        case .failure(let error):
-            perform(machine.establishmentFailed(tlsError(error, proxy: handshakesWithProxy)))
         }
+        flush()
+        guard isHandshaking, case .failure(let error) = outcome else { return }
+        perform(machine.establishmentFailed(tlsError(error, proxy: handshakesWithProxy)))
     }
 
     /// Whether the machine is in the TLS handshake.
