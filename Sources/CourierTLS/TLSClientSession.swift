@@ -128,7 +128,7 @@ public final class TLSClientSession {
         self.outputBIO = output
         self.verificationName = name
         self.serverNameIsIPAddress = isIPAddress
-        self.peer = name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)"
+        self.peer = name.utf8.contains(UInt8(ascii: ":")) ? "[\(name)]:\(port)" : "\(name):\(port)"
         self.sessionCache = context.sessionCache
 
         // From here on, deinit frees `ssl` if configuring it fails.

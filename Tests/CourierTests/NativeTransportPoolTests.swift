@@ -56,6 +56,20 @@ struct NativeTransportPoolTests {
         }
     }
 
+    @Test("a request whose Connection field lists close (in any case, among other options) closes its connection; other options keep it")
+    func requestAsksClose() async throws {
+        try await withNativeServer { server, transport throws in
+            let kept: HTTPHeaders = ["Connection": "keep-alive, closed-captions"]  // not the close option
+            #expect(try await fetch(transport, server.url("/echo"), headers: kept).decode(Echo.self).connection == 1)
+            let closing: HTTPHeaders = ["Connection": "keep-alive,  Close "]
+            #expect(try await fetch(transport, server.url("/echo"), headers: closing).decode(Echo.self).connection == 1)
+            let after = try await fetch(transport, server.url("/echo")).decode(Echo.self)
+            #expect(after.connection == 2)
+            #expect(after.request == 1)
+            #expect(server.connectionsAccepted == 2)
+        }
+    }
+
     @Test("A5 a connection the server closed while idle is noticed; the next request goes out on a fresh one")
     func serverClosesIdleConnection() async throws {
         let server = try TestServer(configuration: .init(idleTimeout: .milliseconds(100)))

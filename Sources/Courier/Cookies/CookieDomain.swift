@@ -16,7 +16,7 @@ enum CookieDomain {
 
     /// Whether `host` is an IP address (v4 dotted quad, or v6), which only ever matches itself.
     static func isIPAddress(_ host: String) -> Bool {
-        if host.contains(":") { return true }
+        if host.utf8.contains(UInt8(ascii: ":")) { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }

@@ -120,7 +120,7 @@ struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
     /// `"https://example.com:443"`, followed by `" via http://proxy:3128"` through a proxy
     /// (never the proxy's credentials), or `" via unix:/path"` over a Unix socket.
     var description: String {
-        let shown = host.contains(":") ? "[\(host)]" : host
+        let shown = HostText.bracketed(host)
         let via = proxy.map { " via \($0)" } ?? unixSocketPath.map { " via unix:\($0)" } ?? ""
         return "\(secure ? "https" : "http")://\(shown):\(port)\(via)"
     }

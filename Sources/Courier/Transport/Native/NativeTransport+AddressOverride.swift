@@ -36,8 +36,7 @@ extension NativeTransport {
         ///     An address without a port uses `port`.
         /// - Throws: ``InvalidAddressOverride`` naming the host, port or address that cannot be used.
         public init(host: String, port: Int, addresses: [String]) throws(InvalidAddressOverride) {
-            var name = Substring(host.lowercased())
-            if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+            let name = HostText.unbracketed(Substring(host.lowercased()))
             guard !name.isEmpty else { throw InvalidAddressOverride(entry: host, reason: "the host is empty") }
             guard (1...65535).contains(port) else {
                 throw InvalidAddressOverride(entry: "\(host):\(port)", reason: "the port is not 1...65535")

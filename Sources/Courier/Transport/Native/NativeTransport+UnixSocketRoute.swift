@@ -36,8 +36,7 @@ extension NativeTransport {
         ///   - path: the socket's path, 1 to 107 bytes (what `sun_path` holds), without NUL.
         /// - Throws: ``HTTPConnectionError/invalidURL`` naming what cannot be used.
         public init(host: String, port: Int? = nil, path: String) throws(HTTPConnectionError) {
-            var name = Substring(host.lowercased())
-            if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+            let name = HostText.unbracketed(Substring(host.lowercased()))
             guard !name.isEmpty else { throw .invalidURL.with(detail: "a Unix socket route needs a host") }
             if let port, !(1...65535).contains(port) {
                 throw .invalidURL.with(detail: "the Unix socket route for \(name) has port \(port), not 1...65535")
@@ -58,8 +57,7 @@ extension NativeTransport {
 
         /// `"docker → unix:/var/run/docker.sock"`, or `"docker:2375 → …"` with a port.
         public var description: String {
-            let shown = host.contains(":") ? "[\(host)]" : host
-            return "\(shown)\(port.map { ":\($0)" } ?? "") → unix:\(path)"
+            return "\(HostText.bracketed(host))\(port.map { ":\($0)" } ?? "") → unix:\(path)"
         }
     }
 }

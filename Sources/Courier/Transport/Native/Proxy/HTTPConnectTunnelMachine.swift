@@ -52,7 +52,7 @@ struct HTTPConnectTunnelMachine {
     ///   - proxy: the HTTP proxy, with its credentials if any.
     ///   - limits: the head size and field count limits for the proxy's answer.
     init(host: String, port: Int, proxy: Proxy, limits: HTTP1Limits) {
-        self.authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        self.authority = "\(HostText.bracketed(host)):\(port)"
         self.proxy = proxy
         self.parser = ResponseHeadParser(limits: limits)
     }

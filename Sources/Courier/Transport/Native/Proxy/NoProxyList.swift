@@ -30,8 +30,7 @@ public struct NoProxyList: Sendable, Hashable {
     public func matches(host: String) -> Bool {
         if text.isEmpty || host.isEmpty { return false }
         if text == "*" { return true }
-        var name = Substring(host.lowercased())
-        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        var name = HostText.unbracketed(Substring(host.lowercased()))
         let address = SocketAddress(ip: String(name), port: 0)
         if address == nil, name.hasSuffix(".") { name = name.dropLast() }
         for pattern in patterns() {

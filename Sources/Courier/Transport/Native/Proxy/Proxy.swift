@@ -57,8 +57,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     ///     trust store, chain and host name checks).
     public init(_ kind: Kind, host: String, port: Int? = nil, credentials: ProxyCredentials? = nil, tls: TLSOptions = TLSOptions()) {
         self.kind = kind
-        var name = Substring(host)
-        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        let name = HostText.unbracketed(Substring(host))
         self.host = name.lowercased()
         self.port = port ?? (kind == .https ? Proxy.defaultTLSPort : Proxy.defaultPort)
         self.credentials = credentials
@@ -127,8 +126,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
 
     /// `"http://proxy.example:3128"`: the kind, host and port, never the credentials.
     public var description: String {
-        let shown = host.contains(":") ? "[\(host)]" : host
-        return "\(kind.rawValue)://\(shown):\(port)"
+        return "\(kind.rawValue)://\(HostText.bracketed(host)):\(port)"
     }
 
     /// The error for an unusable proxy URL (whose text is never repeated: it may hold a password).

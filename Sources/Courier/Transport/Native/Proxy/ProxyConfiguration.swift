@@ -128,8 +128,7 @@ public struct ProxyConfiguration: Sendable, Hashable {
     /// Whether `host` names this machine's loopback: `localhost`, a name ending in `.localhost`,
     /// an address in `127.0.0.0/8`, `::1`, or an IPv4-mapped loopback address.
     static func isLoopback(_ host: String) -> Bool {
-        var name = Substring(host.lowercased())
-        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        var name = HostText.unbracketed(Substring(host.lowercased()))
         if name.hasSuffix(".") { name = name.dropLast() }
         if name == "localhost" || name.hasSuffix(".localhost") { return true }
         guard let address = SocketAddress(ip: String(name), port: 0) else { return false }
