@@ -95,57 +95,54 @@ extension HTTP2ClientConnection {
         }
     }
 
+    // A stream's state is changed in place (`streams.values[index]`), never copied out and
+    // written back: a copy would retain everything the stream holds, and the response body it
+    // is collecting would be copied on its next append. Callbacks run after each in-place access
+    // ends, since they may change `streams`.
+
     private func deliverHead(_ id: UInt32, status: Int, fields: [HPACKHeaderField]) {
-        guard var stream = streams[id] else { return }
+        guard let index = streams.index(forKey: id) else { return }
         let now = EventLoop.now()
-        stream.exchange.timeline.recordResponseStarted(at: now)
+        let exchange = streams.values[index].exchange
+        exchange.timeline.recordResponseStarted(at: now)
         let head: HTTPResponse.Head
         do throws(HTTPConnectionError) {
-            head = try stream.response.receiveHead(status: status, fields: fields)
+            head = try streams.values[index].response.receiveHead(status: status, fields: fields)
         } catch {
             reset(id, with: error)
             return
         }
-        stream.deadline = now &+ stream.exchange.timeout
-        streams[id] = stream
-        stream.exchange.headArrived(head)
+        streams.values[index].deadline = now &+ exchange.timeout
+        exchange.headArrived(head)
     }
 
     private func deliverData(_ id: UInt32, _ bytes: [UInt8]) {
-        guard var stream = streams[id] else { return }
+        guard let index = streams.index(forKey: id) else { return }
         let chunk: Data?
         do throws(HTTPConnectionError) {
-            chunk = try stream.response.receiveData(bytes)
+            chunk = try streams.values[index].response.receiveData(bytes)
         } catch {
             reset(id, with: error)
             return
         }
-        stream.deadline = EventLoop.now() &+ stream.exchange.timeout
-        let exchange = stream.exchange
-        if let chunk {
-            if exchange.observesBody {
-                exchange.observer.transportDidReceiveBody(chunk, bytesSoFar: Int64(stream.response.wireBytes),
-                                                          expectedTotal: exchange.head?.expectedContentLength)
-            }
-            if let buffer = exchange.stream, !buffer.yield(chunk) {
-                // The consumer is behind: its stream's window stays closed until it reads.
-                stream.paused = true
-                machine.pauseStream(id)
-            }
+        let exchange = streams.values[index].exchange
+        streams.values[index].deadline = EventLoop.now() &+ exchange.timeout
+        guard let chunk else { return }
+        if exchange.observesBody {
+            exchange.observer.transportDidReceiveBody(chunk, bytesSoFar: Int64(streams.values[index].response.wireBytes),
+                                                      expectedTotal: exchange.head?.expectedContentLength)
         }
-        if streams[id] != nil { streams[id] = stream }
+        if let buffer = exchange.stream, !buffer.yield(chunk) {
+            // The consumer is behind: its stream's window stays closed until it reads.
+            streams[id]?.paused = true
+            machine.pauseStream(id)
+        }
     }
 
     private func finishStream(_ id: UInt32) {
-        guard var stream = streams[id] else { return }
-        let outcome: Result<HTTPResponse, HTTPConnectionError>
-        do throws(HTTPConnectionError) {
-            outcome = .success(try stream.response.finish())
-        } catch {
-            outcome = .failure(error)
-        }
-        streams[id] = stream
-        endStream(id, with: outcome)
+        guard var stream = streams.removeValue(forKey: id) else { return }
+        let outcome = Result { () throws(HTTPConnectionError) in try stream.response.finish() }
+        ended(stream, id, with: outcome)
     }
 
     private func streamFailed(_ id: UInt32, _ failure: HTTP2StreamFailure) {
@@ -171,6 +168,11 @@ extension HTTP2ClientConnection {
     /// Ends the stream's exchange with `outcome`, once: the pool hears first, then the exchange.
     func endStream(_ id: UInt32, with outcome: Result<HTTPResponse, HTTPConnectionError>) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        ended(stream, id, with: outcome)
+    }
+
+    /// Tells the pool and the exchange that `stream` (`id`, already removed) ended with `outcome`.
+    private func ended(_ stream: Stream, _ id: UInt32, with outcome: Result<HTTPResponse, HTTPConnectionError>) {
         uploading.remove(id)
         let exchange = stream.exchange
         if let requestID = exchange.poolID { streamOfRequest[requestID] = nil }
@@ -192,11 +194,12 @@ extension HTTP2ClientConnection {
     /// The consumer of a streamed body wants more: the stream's window opens again.
     func resumeReading(_ exchange: NativeExchange) {
         let id = exchange.streamID
-        guard var stream = streams[id], stream.exchange === exchange, stream.paused else { return }
-        stream.paused = false
-        stream.deadline = EventLoop.now() &+ exchange.timeout
-        streams[id] = stream
-        armWatchdog(deadline: stream.deadline)
+        guard let index = streams.index(forKey: id), streams.values[index].exchange === exchange,
+              streams.values[index].paused else { return }
+        let deadline = EventLoop.now() &+ exchange.timeout
+        streams.values[index].paused = false
+        streams.values[index].deadline = deadline
+        armWatchdog(deadline: deadline)
         perform(machine.resumeStream(id))
         flush()
     }
