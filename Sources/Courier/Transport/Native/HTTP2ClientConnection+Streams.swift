@@ -63,9 +63,9 @@ extension HTTP2ClientConnection {
         guard !requestsBeingWritten.isEmpty else { return }
         let now = EventLoop.now()
         requestsBeingWritten.removeAll { id in
-            guard let stream = streams[id] else { return true }
+            guard let index = streams.index(forKey: id) else { return true }
             guard !uploading.contains(id), machine.bufferedBodyCount(id) == 0 else { return false }
-            stream.exchange.timeline.recordRequestWritten(at: now)
+            streams.values[index].exchange.timeline.recordRequestWritten(at: now)
             return true
         }
     }
@@ -159,7 +159,7 @@ extension HTTP2ClientConnection {
 
     /// Ends a stream this side gave up on (a limit, the timeout, a cancel): RST_STREAM(CANCEL).
     func reset(_ id: UInt32, with error: HTTPConnectionError) {
-        guard streams[id] != nil else { return }
+        guard streams.keys.contains(id) else { return }
         let actions = machine.cancelStream(id)
         endStream(id, with: .failure(error))
         perform(actions)
