@@ -70,17 +70,7 @@ extension Array where Element == HTTPField {
     /// Whether the comma-separated lists of the fields named `name` contain `token`
     /// (both compared ignoring ASCII case, elements trimmed of whitespace).
     func containsToken(_ token: StaticString, inFieldsNamed name: StaticString) -> Bool {
-        for i in indices where HTTPSyntax.name(self[i].name, is: name) {
-            var found = false
-            HTTPSyntax.withUTF8(self[i].value) { value in
-                HTTPSyntax.forEachListElement(value) { element in
-                    found = HTTPSyntax.equalsIgnoringCase(element, lowercased: token)
-                    return !found
-                }
-            }
-            if found { return true }
-        }
-        return false
+        contains { HTTPSyntax.name($0.name, is: name) && HTTPFieldList.value($0.value, contains: token) }
     }
 
     /// Whether a message with these fields and `version` keeps its connection open:
@@ -107,5 +97,25 @@ extension Array where Element == HTTPField {
             writer.write(sanitized: field.value)
             writer.writeCRLF()
         }
+    }
+}
+
+/// Field values that are comma-separated lists (RFC 9110, section 5.6.1), such as `Connection`.
+package enum HTTPFieldList {
+    /// Whether the list `value` has `token` as an element, compared ignoring ASCII case, each
+    /// element trimmed of the whitespace around it.
+    /// - Parameters:
+    ///   - value: a field value.
+    ///   - token: the element to look for, in lower case.
+    /// - Returns: whether an element is `token`.
+    package static func value(_ value: String, contains token: StaticString) -> Bool {
+        var found = false
+        HTTPSyntax.withUTF8(value) { bytes in
+            HTTPSyntax.forEachListElement(bytes) { element in
+                found = HTTPSyntax.equalsIgnoringCase(element, lowercased: token)
+                return !found
+            }
+        }
+        return found
     }
 }

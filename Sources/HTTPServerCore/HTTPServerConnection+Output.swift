@@ -24,11 +24,7 @@ extension HTTPServerConnection {
         if fields.value(for: "date") == nil {
             fields.append(HTTPField(name: "Date", value: context.dateHeader()))
         }
-        let handlerCloses = fields.values(for: "connection").contains { value in
-            value.split(separator: ",").contains { token in
-                token.filter { $0 != " " && $0 != "\t" }.lowercased() == "close"
-            }
-        }
+        let handlerCloses = fields.values(for: "connection").contains { HTTPFieldList.value($0, contains: "close") }
         let keepAlive = head.keepAlive && !handlerCloses && !context.server.isShuttingDown.load(ordering: .relaxed)
             && !peerClosed
         if fields.value(for: "connection") == nil {

@@ -191,6 +191,8 @@ struct CallersTaskTests {
             await #expect(throws: HTTPConnectionError.cancelled) { try await connection.get("/echo/never") }
             #expect(await eventually { canceller.recorder.terminalCount == 1 })
             #expect(canceller.recorder.events.filter(\.isTerminal).count == 1)
+            #expect(!canceller.recorder.events.contains { if case .didStart = $0 { true } else { false } },
+                    "the delegate heard a start: \(canceller.recorder.events)")
             #expect(monitored.started == 0, "the cancelled request was prepared for the network")
             try await Task.sleep(for: .milliseconds(100))
             #expect(server.requestCount(path: "/echo/never") == 0)
@@ -230,6 +232,8 @@ struct CallersTaskTests {
             #expect(await eventually { delegate.recorder.terminalCount == 1 })
             try await Task.sleep(for: .milliseconds(100))  // nothing more may arrive, nor be sent
             #expect(delegate.recorder.events.filter(\.isTerminal).count == 1)
+            let heardStart = delegate.recorder.events.contains { if case .didStart = $0 { true } else { false } }
+            #expect(heardStart == (point == .willRedirect), "\(delegate.recorder.events)")
             #expect(server.requestCount(path: "/moved") == (point == .willSend ? 0 : 1))
             #expect(server.requestCount(path: "/echo/after") == 0)
             #expect(connection.activeRequestIDs.isEmpty)
@@ -337,6 +341,10 @@ final class InterveningDelegate: HTTPConnectionDelegate, Sendable {
     func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction {
         if point == .willRedirect { step(connection, id) }
         return .follow
+    }
+
+    func connection(_ connection: HTTPConnection, didStart id: RequestID) {
+        recorder.connection(connection, didStart: id)
     }
 
     func connection(_ connection: HTTPConnection, didCancel id: RequestID) {

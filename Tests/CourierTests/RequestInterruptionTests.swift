@@ -6,7 +6,8 @@ import Testing
 
 /// ``RequestInterruption`` and ``AwaitedValue``, which let a request run in its caller's task,
 /// without sockets: every order of interrupt, wait, fill and take, and the re-authentication
-/// queue's wait. A wait that is not stopped hangs, which the time limit turns into a failure.
+/// queue's wait. A wait that is not stopped fails the test after a bounded wait, and is then
+/// let go, so that the run goes on.
 @Suite("Request interruption", .timeLimit(.minutes(1)))
 struct RequestInterruptionTests {
     /// Counts calls of a `stop` closure.
@@ -111,17 +112,19 @@ struct RequestInterruptionTests {
 
     @Test("a wait stops on its task's cancellation without an interruption, and on the interruption with one")
     func waitStoppedEitherWay() async {
-        let cancelled = AwaitedValue<Void>()
-        let waiter = Task { await RequestInterruption.wait(nil, { await cancelled.take() }, stop: { cancelled.fill(()) }) }
-        waiter.cancel()
-        await waiter.value
-        let interruption = RequestInterruption()
-        let interrupted = AwaitedValue<Void>()
-        let inCallersTask = Task {
-            await RequestInterruption.wait(interruption, { await interrupted.take() }, stop: { interrupted.fill(()) })
+        for interruption in [nil, RequestInterruption()] {
+            let gate = AwaitedValue<Void>()
+            let ended = Locked(false)
+            let waiter = Task {
+                await RequestInterruption.wait(interruption, { await gate.take() }, stop: { gate.fill(()) })
+                ended.withLock { $0 = true }
+            }
+            if let interruption { interruption.interrupt() } else { waiter.cancel() }
+            #expect(await eventually(timeout: .seconds(10)) { ended.withLock { $0 } },
+                    interruption == nil ? "task cancellation did not stop the wait" : "the interruption did not stop the wait")
+            gate.fill(())  // lets a wait that was not stopped end
+            await waiter.value
         }
-        interruption.interrupt()
-        await inCallersTask.value
     }
 
     @Test("an interrupted answer from the callback queue is nil, and the late answer is dropped")
@@ -132,6 +135,19 @@ struct RequestInterruptionTests {
         let value = await interruption.whileWaiting({ await answer.take() }, stop: { answer.fill(nil) })
         answer.fill(42)  // the delegate answers after all
         #expect(value == nil)
+        // Interrupted while it waits (or just before it registers): nil as well.
+        let later = AwaitedValue<Int?>()
+        let waiting = RequestInterruption()
+        let answered = Locked<Int??>(nil)
+        let taker = Task {
+            let answer = await waiting.whileWaiting({ await later.take() }, stop: { later.fill(nil) })
+            answered.withLock { $0 = .some(answer) }
+        }
+        waiting.interrupt()
+        #expect(await eventually(timeout: .seconds(10)) { answered.withLock { $0 } != nil }, "the interruption did not end the wait")
+        later.fill(7)  // the delegate's late answer (lets a wait that was not stopped end)
+        await taker.value
+        #expect(answered.withLock { $0 } == .some(nil))
     }
 
     @Test("an interruption ends a request's wait in the re-authentication queue; the refresh goes on for the request that started it")

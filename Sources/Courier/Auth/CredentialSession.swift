@@ -106,8 +106,9 @@ final class CredentialSession: Sendable {
 
     // MARK: - Waiting
 
-    /// Applies `rule` under the lock, and waits if it says so. Cancelling the task, or
-    /// `interruption`, ends the wait with `.cancelled`.
+    /// Applies `rule` under the lock, and waits if it says so. Cancelling the task ends the wait
+    /// with `.cancelled`; for a request that runs in its caller's task, `interruption` does
+    /// instead (see ``RequestInterruption/wait(_:_:stop:)``).
     private func decide(context: AuthenticationContext, interruption: RequestInterruption?,
                         _ rule: @escaping @Sendable (inout State) -> Step) async -> Outcome {
         let waiter = state.withLock { state -> UInt64 in

@@ -9,7 +9,7 @@ enum CookieDomain {
         guard var host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty, host.allSatisfy(\.isASCII) else {
             return nil
         }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        host = String(HostText.unbracketed(Substring(host)))
         if host.hasSuffix("."), host.count > 1 { host.removeLast() }
         return host
     }

@@ -48,6 +48,9 @@ struct RequestPipeline: Sendable {
     @inline(never)
     private func sendToTransport(_ request: TransportRequest, context: RequestContext) async throws(HTTPConnectionError) -> HTTPResponse {
         context.metrics.recordAttempt()
+        // Only `send`'s collected requests run in their callers' tasks (RequestCallbacks); a
+        // streamed one never has an interruption.
+        assert(context.interruption == nil || !context.streamsResponse, "a streamed request has no interruption")
         if let interruption = context.interruption, let interruptible, !context.streamsResponse {
             return try await interruptible.send(request, observer: context.observer, interruption: interruption)
         }

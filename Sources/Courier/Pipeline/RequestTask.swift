@@ -236,7 +236,9 @@ final class RequestTask: Sendable {
             planned = await onCallbackQueue { [self] in
                 let request = delegate.connection(connection, willSend: original, id: id)
                 let plan = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
-                if case .success = plan, !terminalDelivered.load(ordering: .acquiring) {
+                // Not for a request that ended meanwhile (cancelled from willSend, or while the
+                // delegate answered): its delegate hears only the end.
+                if case .success = plan, !hasEnded {
                     connection.delegate?.connection(connection, didStart: id)
                     onDidStart?(id)
                 }

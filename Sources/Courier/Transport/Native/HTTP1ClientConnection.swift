@@ -202,10 +202,16 @@ final class HTTP1ClientConnection {
     /// when it never became ready.
     func closeConnection(graceful: Bool, establishmentError: HTTPConnectionError?) {
         guard !tornDown else { return }
-        if graceful, let tls, let socket {
-            tls.close()
-            if let bytes = wrappedForProxy(tls.takeCiphertext()) {
-                _ = bytes.withUnsafeBytes { buffer in Result { () throws(SocketError) in try socket.write(buffer) } }
+        if graceful, tls != nil, let socket {
+            // close_notify goes after what is still pending (a Finished that no request took
+            // out yet), in one best-effort write.
+            tls?.close()
+            takeCiphertext()
+            if cipherOffset < cipherOut.count {
+                let offset = cipherOffset
+                _ = cipherOut.withUnsafeBytes { all in
+                    Result { () throws(SocketError) in try socket.write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
+                }
             }
         }
         let pool = tearDown()

@@ -1,3 +1,4 @@
+import CourierHTTP1
 import CourierWire
 import Foundation
 
@@ -87,17 +88,7 @@ final class NativeExchange {
         self.timeout = request.timeout.nativeNanoseconds
         // A stream cannot be sent twice, so a stale connection re-sends it only when none of it went out.
         self.isIdempotent = request.method.isIdempotent && (request.upload?.isReplayable ?? true)
-        self.asksClose = request.headers.values(for: "Connection").contains(where: Self.listsClose)
-    }
-
-    /// Whether a `Connection` value's comma-separated options include `close` (ignoring case and
-    /// the whitespace around each option).
-    private static func listsClose(_ value: String) -> Bool {
-        value.split(separator: ",").contains { option in
-            let start = option.firstIndex { $0 != " " && $0 != "\t" } ?? option.endIndex
-            let end = option.lastIndex { $0 != " " && $0 != "\t" }.map(option.index(after:)) ?? start
-            return start < end && option[start..<end].lowercased() == "close"
-        }
+        self.asksClose = request.headers.values(for: "Connection").contains { HTTPFieldList.value($0, contains: "close") }
     }
 
     /// Takes the continuation on the loop. Returns `false` when the exchange already ended

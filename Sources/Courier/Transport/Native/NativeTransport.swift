@@ -159,8 +159,9 @@ public final class NativeTransport: Transport {
     }
 
     /// Runs one exchange to `target` (computed from the request's URL when `nil`) on the pool's
-    /// loop; with a `stream`, it returns at the head. Cancelling the task, or the `interruption`
-    /// of a request that runs in its caller's task, cancels the exchange.
+    /// loop; with a `stream`, it returns at the head. Cancelling the task cancels the exchange;
+    /// for a request that runs in its caller's task, its `interruption` does instead (the
+    /// caller's cancellation ends the request, which interrupts it).
     func exchange(_ request: TransportRequest, target: NativeRequestTarget?, observer: any TransportObserver,
                   stream: BodyStreamBuffer?, interruption: RequestInterruption? = nil) async throws(HTTPConnectionError) -> HTTPResponse {
         inFlight.add(1, ordering: .relaxed)
