@@ -56,6 +56,47 @@ struct NativeTransportHTTPSProxyTests {
         }
     }
 
+    @Test("an origin that speaks HTTP/2, in a CONNECT tunnel through an https:// proxy: answered over HTTP/1.1 inside the tunnel",
+          .enabled(if: ProxyPeer.squidInstalled && Nginx.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func http2OriginThroughTLSProxy() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
+        defer { squid.stop() }
+        let nginx = try await Nginx.start(files: ["page.txt": Self.page], tls: (certificates.valid.certificate, certificates.valid.key),
+                                          http2: true)
+        defer { nginx.stop() }
+        try await withLeakCheck { leaks in
+            leaks.watch(port: squid.port)
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
+            defer { transport.shutdown() }
+            let tunnelled = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: transport, cache: nil)))
+            for _ in 0..<3 {
+                var request = HTTPRequest(.get, "/page.txt")
+                request.timeout = .seconds(5)
+                let response = try await tunnelled.send(request)
+                #expect(response.body == Self.page)
+                #expect(response.metrics?.httpVersion == "HTTP/1.1")
+            }
+            // The same origin without the proxy picks HTTP/2.
+            var directConfiguration = NativeTransport.Configuration(tls: trusted)
+            directConfiguration.proxy = .none
+            let direct = leaks.native(directConfiguration)
+            defer { direct.shutdown() }
+            let straight = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: direct, cache: nil)))
+            #expect(try await straight.get("/page.txt").metrics?.httpVersion == "HTTP/2")
+            // HTTP/2 by prior knowledge cannot be had in the tunnel: a clear error, not a broken stream.
+            var h2Configuration = NativeTransport.Configuration(tls: trusted)
+            h2Configuration.proxy = ProxyConfiguration(all: squid.proxy(.https, tls: trusted))
+            h2Configuration.httpVersion = .http2PriorKnowledge
+            let h2Only = leaks.native(h2Configuration)
+            defer { h2Only.shutdown() }
+            let refused = await failure { () async throws(HTTPConnectionError) in try await fetch(h2Only, nginx.url("/page.txt")) }
+            #expect(refused == .unsupportedByTransport, "\(String(describing: refused))")
+        }
+    }
+
     @Test("the proxy's certificate is checked with the proxy's own TLS options, not the origins': proxyTLSFailed",
           .enabled(if: ProxyPeer.squidInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
     func proxyCertificateUntrusted() async throws {

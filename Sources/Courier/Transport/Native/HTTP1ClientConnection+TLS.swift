@@ -12,9 +12,17 @@ extension HTTP1ClientConnection {
                 perform(machine.establishmentFailed(error))
             }
         } else if let tlsContext {
-            startTLS(tlsContext, serverName: key.host, port: key.port)
+            guard key.tunnelsInsideProxyTLS else { return startTLS(tlsContext, serverName: key.host, port: key.port) }
+            // ALPN offers HTTP/1.1 alone inside the proxy's TLS.
+            guard settings.httpVersion != .http2PriorKnowledge else {
+                return perform(machine.establishmentFailed(.unsupportedByTransport.with(
+                    detail: "HTTP/2 to \(key) inside the https:// proxy's tunnel is not supported; "
+                        + "the .automatic HTTP version speaks HTTP/1.1 there")))
+            }
+            startTLS(tlsContext, serverName: key.host, port: key.port, applicationProtocols: ["http/1.1"])
         }
     }
+
 
     /// Whether the connection's TLS handshake (``tls``) is with the proxy rather than the origin.
     var handshakesWithProxy: Bool {
@@ -28,10 +36,12 @@ extension HTTP1ClientConnection {
         return .proxyTLSFailed.with(detail: "TLS to \(name) failed: \(error)", underlying: error)
     }
 
-    /// Starts the TLS handshake on a connected socket (SNI and verification per the context).
-    private func startTLS(_ context: TLSContext, serverName: String, port: Int) {
+    /// Starts the TLS handshake on a connected socket (SNI and verification per the context;
+    /// ALPN per the context unless `applicationProtocols` says otherwise).
+    private func startTLS(_ context: TLSContext, serverName: String, port: Int, applicationProtocols: [String]? = nil) {
         do {
-            tls = try TLSClientSession(context: context, serverName: serverName, port: port)
+            tls = try TLSClientSession(context: context, serverName: serverName, port: port,
+                                       applicationProtocols: applicationProtocols)
         } catch {
             perform(machine.establishmentFailed(tlsError(error, proxy: handshakesWithProxy)))
             return
