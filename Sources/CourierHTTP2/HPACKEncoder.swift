@@ -81,8 +81,9 @@ public struct HPACKEncoder: Sendable {
         let sensitive = field.indexing == .never || neverIndexedNames.contains(field.name)
         let indexes = !sensitive && field.indexing == .automatic && field.size <= table.maxSize
         let dynamic = table.find(name: field.name, value: field.value)
+        let known = HPACKStaticTable.lookup(name: field.name, value: field.value)
         if !sensitive {
-            if let index = HPACKStaticTable.index(name: field.name, value: field.value) {
+            if let index = known.field {
                 HPACKInteger.encode(index, prefixBits: 7, firstByte: 0x80, into: &output)
                 return
             }
@@ -91,7 +92,7 @@ public struct HPACKEncoder: Sendable {
                 return
             }
         }
-        let nameIndex = HPACKStaticTable.index(name: field.name)
+        let nameIndex = known.name
             ?? dynamic.name.map { HPACKStaticTable.count + 1 + $0 }
             ?? 0
         if sensitive {

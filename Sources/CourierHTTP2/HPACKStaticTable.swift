@@ -68,37 +68,24 @@ enum HPACKStaticTable {
     /// The number of entries (61).
     static var count: Int { entries.count }
 
-    /// The lowest index of each name.
-    private static let nameIndex: [String: Int] = {
-        var map: [String: Int] = [:]
-        for (offset, entry) in entries.enumerated() where map[entry.name] == nil {
-            map[entry.name] = offset + 1
-        }
-        return map
-    }()
-
-    /// The index of each entry, keyed by name and value.
-    private static let fieldIndex: [String: [String: Int]] = {
-        var map: [String: [String: Int]] = [:]
+    /// For each name: the lowest index of an entry with it, and the value and index of every
+    /// entry with it (at most seven, so a value is compared, not hashed).
+    private static let byName: [String: (lowest: Int, entries: [(value: String, index: Int)])] = {
+        var map: [String: (lowest: Int, entries: [(value: String, index: Int)])] = [:]
         for (offset, entry) in entries.enumerated() {
-            map[entry.name, default: [:]][entry.value] = offset + 1
+            map[entry.name, default: (offset + 1, [])].entries.append((entry.value, offset + 1))
         }
         return map
     }()
 
-    /// The index of the entry whose name and value both match, if any.
+    /// Looks `name` up once: the index of the entry whose value matches too, and the lowest
+    /// index of an entry with the name.
     /// - Parameters:
     ///   - name: The field name.
     ///   - value: The field value.
-    /// - Returns: The index (1...61), or `nil`.
-    static func index(name: String, value: String) -> Int? {
-        fieldIndex[name]?[value]
-    }
-
-    /// The lowest index of an entry with this name, if any.
-    /// - Parameter name: The field name.
-    /// - Returns: The index (1...61), or `nil`.
-    static func index(name: String) -> Int? {
-        nameIndex[name]
+    /// - Returns: The indexes (1...61), `nil` where there is none.
+    static func lookup(name: String, value: String) -> (field: Int?, name: Int?) {
+        guard let known = byName[name] else { return (nil, nil) }
+        return (known.entries.first { $0.value == value }?.index, known.lowest)
     }
 }
