@@ -17,6 +17,7 @@ FUZZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$FUZZ_DIR/.." && pwd)
 OUT="$FUZZ_DIR/.build"
 SWIFTC=${SWIFTC:-/opt/swift/usr/bin/swiftc}
+CLANG=${CLANG:-/opt/swift/usr/bin/clang}
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 ALL_TARGETS=(ResponseHeadFuzzer RequestHeadFuzzer ChunkedBodyFuzzer ContentDecoderFuzzer ServerInputFuzzer
              HPACKDecoderFuzzer HTTP2FrameParserFuzzer)
@@ -60,8 +61,22 @@ build_module() {
     stale "$library" "${sources[@]}" "$FUZZ_DIR/run.sh" || return 0
     echo "building module $name"
     "$SWIFTC" "${FLAGS[@]}" -module-name "$name" -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
-        -emit-library -static -o "$library" -I "$OUT/modules" -I "$ROOT/Sources/CZlib" "${sources[@]}" 2>&1 | quiet_link
+        -emit-library -static -o "$library" -I "$OUT/modules" -I "$OUT/modules/CLinuxSystem" -I "$ROOT/Sources/CZlib" \
+        "${sources[@]}" 2>&1 | quiet_link
     [[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+
+# build_c_module NAME: the C target Sources/NAME (one .c file, its header in include/) as an
+# instrumented static library, with a module map for swiftc.
+build_c_module() {
+    local name=$1 dir="$ROOT/Sources/$1"
+    local library="$OUT/lib/lib$name.a"
+    stale "$library" "$dir"/*.c "$dir"/include/*.h "$FUZZ_DIR/run.sh" || return 0
+    echo "building C module $name"
+    mkdir -p "$OUT/modules/$name"
+    printf 'module %s {\n    header "%s"\n    export *\n}\n' "$name" "$dir/include/$name.h" >"$OUT/modules/$name/module.modulemap"
+    "$CLANG" -fsanitize=fuzzer-no-link,address -O1 -g -I "$dir/include" -c "$dir"/*.c -o "$OUT/lib/$name.o"
+    ar rcs "$library" "$OUT/lib/$name.o"
 }
 
 # build_target NAME: links the target's main.swift and Fuzz/Shared with the modules.
@@ -72,9 +87,9 @@ build_target() {
     stale "$binary" "${sources[@]}" "$OUT"/lib/*.a || return 0
     echo "building $name"
     local libraries=(-lCourierHTTP1)
-    [[ $name == ServerInputFuzzer ]] && libraries=(-lHTTPServerCore -lCourierWire -lCourierHTTP1)
+    [[ $name == ServerInputFuzzer ]] && libraries=(-lHTTPServerCore -lCourierWire -lCLinuxSystem -lCourierHTTP1)
     [[ $name == HPACKDecoderFuzzer || $name == HTTP2FrameParserFuzzer ]] && libraries=(-lCourierHTTP2 -lCourierHTTP1)
-    "$SWIFTC" "${FLAGS[@]}" -module-name "$name" -I "$OUT/modules" -I "$ROOT/Sources/CZlib" -L "$OUT/lib" \
+    "$SWIFTC" "${FLAGS[@]}" -module-name "$name" -I "$OUT/modules" -I "$OUT/modules/CLinuxSystem" -I "$ROOT/Sources/CZlib" -L "$OUT/lib" \
         "${sources[@]}" "${libraries[@]}" -lz -o "$binary" 2>&1 | quiet_link
     [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
@@ -82,6 +97,7 @@ build_target() {
 build_module CourierHTTP1 CourierHTTP1
 for target in "${TARGETS[@]}"; do
     if [[ $target == ServerInputFuzzer ]]; then
+        build_c_module CLinuxSystem
         build_module CourierWire CourierWire
         build_module HTTPServerCore HTTPServerCore
     fi

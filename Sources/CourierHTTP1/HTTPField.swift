@@ -101,14 +101,14 @@ extension Array where Element == HTTPField {
 }
 
 /// Field values that are comma-separated lists (RFC 9110, section 5.6.1), such as `Connection`.
-package enum HTTPFieldList {
+public enum HTTPFieldList {
     /// Whether the list `value` has `token` as an element, compared ignoring ASCII case, each
     /// element trimmed of the whitespace around it.
     /// - Parameters:
     ///   - value: a field value.
     ///   - token: the element to look for, in lower case.
     /// - Returns: whether an element is `token`.
-    package static func value(_ value: String, contains token: StaticString) -> Bool {
+    public static func value(_ value: String, contains token: StaticString) -> Bool {
         var found = false
         HTTPSyntax.withUTF8(value) { bytes in
             HTTPSyntax.forEachListElement(bytes) { element in

@@ -23,7 +23,6 @@ extension HTTP1ClientConnection {
         }
     }
 
-
     /// Whether the connection's TLS handshake (``tls``) is with the proxy rather than the origin.
     var handshakesWithProxy: Bool {
         key.tlsToProxy && key.forwardsThroughProxy
@@ -96,6 +95,7 @@ extension HTTP1ClientConnection {
         let outcome = Result { () throws(TLSError) in try tls.handshake() }
         takeCiphertext()
         if case .success(.complete) = outcome, isHandshaking {
+            onlyHandshakePending = cipherOffset < cipherOut.count
             perform(machine.handshakeCompleted(at: EventLoop.now()))
             // Nothing was written with it (no request waiting, or a write that would block):
             // the Finished goes out now, or when the socket takes it.

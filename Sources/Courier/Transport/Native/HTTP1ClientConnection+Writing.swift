@@ -46,6 +46,7 @@ extension HTTP1ClientConnection {
     /// TLS session when the origin's runs inside one).
     func takeCiphertext() {
         guard let tls, let bytes = wrappedForProxy(tls.takeCiphertext()) else { return }
+        onlyHandshakePending = false
         if cipherOut.isEmpty {
             cipherOut = bytes
             cipherOffset = 0

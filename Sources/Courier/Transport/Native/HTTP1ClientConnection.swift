@@ -66,6 +66,9 @@ final class HTTP1ClientConnection {
     var cipherOut: [UInt8] = []
     /// How much of ``cipherOut`` was written.
     var cipherOffset = 0
+    /// Whether what waits in ``cipherOut`` is only the handshake's last flight (the client's
+    /// Finished, which goes out with the first request), with nothing encrypted after it.
+    var onlyHandshakePending = false
 
     /// Creates a connection that is not connected yet; call ``establish()``.
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?) {
@@ -202,17 +205,15 @@ final class HTTP1ClientConnection {
     /// when it never became ready.
     func closeConnection(graceful: Bool, establishmentError: HTTPConnectionError?) {
         guard !tornDown else { return }
-        if graceful, tls != nil, let socket {
-            // close_notify goes after what is still pending (a Finished that no request took
-            // out yet), in one best-effort write.
-            tls?.close()
-            takeCiphertext()
-            if cipherOffset < cipherOut.count {
-                let offset = cipherOffset
-                _ = cipherOut.withUnsafeBytes { all in
-                    Result { () throws(SocketError) in try socket.write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
-                }
-            }
+        // close_notify must follow every record encrypted before it. It goes out (one
+        // best-effort write) after what is still pending only when that is the handshake's
+        // Finished; behind a request's records still waiting for the socket, the connection
+        // closes without it rather than complete a request that is being failed.
+        let pending = cipherOffset < cipherOut.count
+        if graceful, let tls, let socket, !pending || onlyHandshakePending {
+            tls.close()
+            let bytes = Array(cipherOut[cipherOffset...]) + (wrappedForProxy(tls.takeCiphertext()) ?? [])
+            _ = bytes.withUnsafeBytes { buffer in Result { () throws(SocketError) in try socket.write(buffer) } }
         }
         let pool = tearDown()
         pool?.connectionClosed(self, establishmentError: establishmentError)
