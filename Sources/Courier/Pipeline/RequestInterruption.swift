@@ -9,8 +9,9 @@ import Synchronization
 /// task and a thread wake-up per request; that task is not the library's to cancel. Each wait of
 /// such a request (the transport's exchange, a retry's backoff, the re-authentication queue, the
 /// delegate's answer from the callback queue) registers here how to stop it, and
-/// ``interrupt()`` runs that: once, and at once for a wait registered after the interruption. A pipeline waits on one thing at a time; a wait registered
-/// inside another puts the outer one back when it ends.
+/// ``interrupt()`` runs that: once, and at once for a wait registered after the interruption. A
+/// pipeline waits on one thing at a time; a wait registered inside another puts the outer one
+/// back when it ends.
 final class RequestInterruption: Sendable {
     private enum State {
         case idle

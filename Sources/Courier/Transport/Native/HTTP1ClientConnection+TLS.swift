@@ -97,9 +97,8 @@ extension HTTP1ClientConnection {
         if case .success(.complete) = outcome, isHandshaking {
             onlyHandshakePending = cipherOffset < cipherOut.count
             perform(machine.handshakeCompleted(at: EventLoop.now()))
-            // Nothing was written with it (no request waiting, or a write that would block):
-            // the Finished goes out now, or when the socket takes it.
-            if cipherOffset < cipherOut.count { flush() }
+            // Nothing was encrypted after it (no request waiting): the Finished goes out now.
+            if onlyHandshakePending { flush() }
             // Application data that arrived with the last handshake flight.
             drainPlaintext()
             return
