@@ -21,7 +21,7 @@ public struct HPACKDecoder: Sendable {
 
     private var table: HPACKDynamicTable
     /// The literals decoded lately, shared when the peer sends them again.
-    private var strings = HPACKStringCache()
+    private(set) var strings = HPACKStringCache()
     /// Set when the limit was lowered below the table's current size: the next block must
     /// start with a size update at or below the limit (§4.2).
     private var sizeUpdateRequired = false
@@ -64,6 +64,8 @@ public struct HPACKDecoder: Sendable {
     public mutating func decode(_ block: [UInt8]) throws(HPACKError) -> [HPACKHeaderField] {
         var position = 0
         var fields: [HPACKHeaderField] = []
+        // A field takes at least one octet; a response's few fields then need no regrowth.
+        fields.reserveCapacity(min(block.count, 16))
         var listSize = 0
         var sawField = false
         while position < block.count {

@@ -9,9 +9,9 @@ import Synchronization
 
 /// A reactor: one thread that waits in `epoll_wait` and runs everything confined to it.
 ///
-/// An event loop runs three kinds of work on its thread, in this order on each turn:
-/// readiness handlers of registered descriptors, expired timers, and closures
-/// submitted with ``execute(_:)``.
+/// An event loop runs four kinds of work on its thread, in this order on each turn:
+/// readiness handlers of registered descriptors, expired timers, closures
+/// submitted with ``execute(_:)``, and closures deferred with ``atEndOfTurn(_:)``.
 ///
 /// - ``execute(_:)`` and ``scheduleTimer(after:_:)`` may be called from any thread;
 ///   a cross-thread submission wakes the loop through an `eventfd`.
@@ -198,7 +198,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
         defer { events.deallocate() }
         var batch: [@Sendable () -> Void] = []
         while true {
-            let idle = queue.withLock { $0.jobs.isEmpty && $0.phase == .running }
+            let idle = state.endOfTurn.isEmpty && queue.withLock { $0.jobs.isEmpty && $0.phase == .running }
             let timeout = idle ? timeoutForNextTimer() : 0
             let ready = epoll_wait(epollFD, events.baseAddress, Int32(events.count), timeout)
             if ready < 0 {
@@ -221,6 +221,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
             }
             for job in batch { job() }
             batch.removeAll(keepingCapacity: true)
+            runEndOfTurnWork()
             if case .stopping = phase { break }
         }
         finish()
@@ -238,8 +239,10 @@ public final class EventLoop: Sendable, CustomStringConvertible {
         let registrations = state.removeAllRegistrations()
         let timers = state.timers.removeAll()
         for timer in timers { _ = timer.take() }
-        // Release the handlers and timer closures here, on the loop thread, before it ends.
-        withExtendedLifetime((registrations, timers)) {}
+        let deferred = state.endOfTurn
+        state.endOfTurn = []
+        // Release the handlers, timer and deferred closures here, on the loop thread, before it ends.
+        withExtendedLifetime((registrations, timers, deferred)) {}
     }
 }
 
@@ -254,6 +257,8 @@ final class LoopState: @unchecked Sendable {
     var registrationCount = 0
     var nextGeneration: UInt32 = 0
     var timers = TimerHeap()
+    /// Work deferred with `atEndOfTurn`, run after this turn's submitted closures.
+    var endOfTurn: [() -> Void] = []
 
     func removeAllRegistrations() -> [EventLoop.Registration] {
         let all = registrations.compactMap { $0 }

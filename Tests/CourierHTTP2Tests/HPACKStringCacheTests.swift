@@ -45,6 +45,47 @@ struct HPACKStringCacheTests {
         }
     }
 
+    /// `count` distinct raw values whose literals fall in the same set of the cache.
+    private func valuesInOneSet(_ count: Int) -> [String] {
+        var bySet: [Int: [String]] = [:]
+        for index in 0... {
+            let value = "value-\(index)"
+            let set = HPACKStringCache.setIndex(ArraySlice(Array(value.utf8)), isHuffman: false)
+            bySet[set, default: []].append(value)
+            if bySet[set]!.count == count { return bySet[set]! }
+        }
+        return []
+    }
+
+    @Test("two literals that hash to the same set are both remembered; a third evicts the one used less recently")
+    func twoWays() throws {
+        let values = valuesInOneSet(3)
+        var decoder = HPACKDecoder()
+        // The name is from the static table (index 58, user-agent), so only values are literals.
+        func block(_ value: String) -> [UInt8] {
+            var block: [UInt8] = [0x0f, 0x2b]
+            HPACKString.encode(value, huffman: .never, into: &block)
+            return block
+        }
+        func decode(_ value: String) throws {
+            #expect(try decoder.decode(block(value)) == [field("user-agent", value, .withoutIndexing)])
+        }
+        try decode(values[0])
+        try decode(values[1])
+        #expect(decoder.strings.decodedCount == 2)
+        for _ in 0..<3 {
+            try decode(values[0])
+            try decode(values[1])
+        }
+        #expect(decoder.strings.decodedCount == 2, "both values of one set are answered from the cache")
+        // values[1] was used last: values[2] takes values[0]'s slot.
+        try decode(values[2])
+        try decode(values[1])
+        #expect(decoder.strings.decodedCount == 3)
+        try decode(values[0])
+        #expect(decoder.strings.decodedCount == 4)
+    }
+
     @Test("the same octets raw and Huffman-coded are two different strings")
     func huffmanBitIsPartOfTheKey() throws {
         var coded: [UInt8] = []

@@ -93,7 +93,13 @@ struct Workload: Sendable {
         return await withTaskGroup(of: Outcome.self) { group in
             let executor = client.laneExecutor
             for _ in 0..<lanes {
-                group.addTask(executorPreference: executor) { await lane(tickets: tickets, deadline: deadline) }
+                if let executor {
+                    group.addTask(executorPreference: executor) { await lane(tickets: tickets, deadline: deadline) }
+                } else {
+                    // Not `addTask(executorPreference: nil)`: that still marks the task as having
+                    // a preference, and every hop of it then takes the runtime's status lock.
+                    group.addTask { await lane(tickets: tickets, deadline: deadline) }
+                }
             }
             var total = Outcome()
             for await outcome in group { total.merge(outcome) }

@@ -5,11 +5,12 @@ import Foundation
 extension HTTP2ClientConnection {
     // MARK: - Starting requests
 
-    /// Starts the exchanges the pool placed on this connection, each on a stream of its own,
-    /// and writes their HEADERS (and bodies, as the windows allow) in one go.
+    /// Starts the exchanges the pool placed on this connection, each on a stream of its own;
+    /// their HEADERS (and bodies, as the windows allow) are written at the end of the loop's
+    /// turn, with those of every other request started in the turn.
     func execute(_ exchanges: [NativeExchange]) {
         for exchange in exchanges { start(exchange) }
-        flush()
+        scheduleFlush()
     }
 
     private func start(_ exchange: NativeExchange) {

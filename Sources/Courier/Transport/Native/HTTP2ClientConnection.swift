@@ -13,7 +13,8 @@ import Foundation
 /// the pool when the server's SETTINGS arrive, with the server's stream limit as its capacity.
 ///
 /// The machine decides; this class does the I/O: it reads and decrypts, feeds the machine,
-/// writes what the machine asks (coalesced into one buffer per event), hands each stream's
+/// writes what the machine asks (coalesced until the end of the loop's turn, so the requests
+/// and window updates of one turn leave in one TLS record and one system call), hands each stream's
 /// head and body to its exchange (``HTTP2ResponseAssembler`` applies the limits and content
 /// decoding), and runs one watchdog timer for the SETTINGS acknowledgement and each stream's
 /// silence timeout.
@@ -53,6 +54,10 @@ final class HTTP2ClientConnection {
     /// Octets waiting to be written (ciphertext over TLS), from ``outboundOffset``.
     var outbound: [UInt8] = []
     var outboundOffset = 0
+    /// Over TLS, frames not yet encrypted: they become one record (or a few) when flushed.
+    var pendingPlaintext: [UInt8] = []
+    /// Whether a flush waits for the end of the loop's turn.
+    var flushScheduled = false
 
     /// The requests in flight, by stream id.
     var streams: [UInt32: Stream] = [:]
@@ -159,11 +164,11 @@ final class HTTP2ClientConnection {
                     receive(bytes)
                 }
                 if count < buffer.count {
-                    flush()
+                    scheduleFlush()
                     return
                 }
             case .wouldBlock:
-                flush()
+                scheduleFlush()
                 return
             case .closed:
                 if let tls {
@@ -174,7 +179,7 @@ final class HTTP2ClientConnection {
                 return
             }
         }
-        flush()
+        scheduleFlush()
     }
 
     /// Decrypts every complete TLS record and hands the plaintext to the machine.
@@ -234,19 +239,43 @@ final class HTTP2ClientConnection {
 
     // MARK: - Writing
 
-    /// Queues octets the machine wants written (encrypted first over TLS); ``flush()`` writes.
+    /// Queues octets the machine wants written; ``flush()`` writes them. Over TLS they are
+    /// encrypted at the flush, together with whatever else was queued by then, or as soon as
+    /// 64 KiB wait, so that a large body is not held twice.
     func enqueue(_ bytes: [UInt8]) {
         guard !isClosed else { return }
-        if let tls {
-            do throws(TLSError) {
-                try tls.writePlaintext(bytes)
-            } catch {
-                lost(NativeErrors.tls(error))
-                return
-            }
-            takeCiphertext()
+        if tls != nil {
+            pendingPlaintext.append(contentsOf: bytes)
+            if pendingPlaintext.count >= Self.plaintextBatchLimit { encryptPending() }
         } else {
             outbound.append(contentsOf: bytes)
+        }
+    }
+
+    /// The most plaintext that waits to be encrypted.
+    static let plaintextBatchLimit = 64 * 1024
+
+    /// Encrypts the queued plaintext into records at the end of ``outbound``.
+    func encryptPending() {
+        guard let tls, !pendingPlaintext.isEmpty else { return }
+        do throws(TLSError) {
+            try tls.writePlaintext(pendingPlaintext)
+        } catch {
+            lost(NativeErrors.tls(error))
+            return
+        }
+        pendingPlaintext.removeAll(keepingCapacity: pendingPlaintext.capacity <= Self.plaintextBatchLimit)
+        takeCiphertext()
+    }
+
+    /// Flushes at the end of the loop's turn (once, however often it is asked in the turn), so
+    /// that what the turn's events and submitted requests queue leaves together.
+    func scheduleFlush() {
+        guard !flushScheduled, !isClosed else { return }
+        flushScheduled = true
+        loop.atEndOfTurn { [self] in
+            flushScheduled = false
+            flush()
         }
     }
 
@@ -257,6 +286,7 @@ final class HTTP2ClientConnection {
 
     /// Writes as much of what is queued as the socket takes now.
     func flush() {
+        encryptPending()
         guard !isClosed, let socket else { return }
         while outboundOffset < outbound.count {
             let offset = outboundOffset
@@ -333,6 +363,7 @@ final class HTTP2ClientConnection {
         enqueue(HTTP2Frame.goAway(lastStreamID: 0, code: .noError, debugData: []).serialized)
         let actions = machine.transportClosed(reason: "shut down")
         for case .streamFailed(let id, _) in actions { endStream(id, with: .failure(NativeErrors.shutDown)) }
+        encryptPending()
         if let tls {
             tls.close()
             takeCiphertext()
@@ -343,6 +374,7 @@ final class HTTP2ClientConnection {
 
     /// One last write of what is queued (GOAWAY, close_notify), without waiting.
     func writeOnceBeforeClosing() {
+        encryptPending()
         guard let socket, outboundOffset < outbound.count else { return }
         let offset = outboundOffset
         _ = outbound.withUnsafeBytes { all in
@@ -363,6 +395,7 @@ final class HTTP2ClientConnection {
         tls = nil
         outbound = []
         outboundOffset = 0
+        pendingPlaintext = []
         watchdog?.cancel()
         watchdog = nil
         watchdogDeadline = 0
