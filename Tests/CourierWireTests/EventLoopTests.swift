@@ -48,6 +48,28 @@ struct EventLoopTests {
         #expect(order.values == ["outer", "inner"])
     }
 
+    @Test("work deferred to the end of a turn runs after that turn's submitted closures, in order; work it defers runs on the next turn without waiting")
+    func endOfTurn() throws {
+        let loop = try EventLoop(name: "test-end")
+        defer { loop.shutdown() }
+        let order = Recorder<String>()
+        let gate = DispatchSemaphore(value: 0)
+        // Holds the loop so that the next two submissions run in one turn.
+        loop.execute { gate.wait() }
+        loop.execute {
+            order.append("job 1")
+            loop.atEndOfTurn {
+                order.append("end 1")
+                loop.atEndOfTurn { order.append("end 2") }
+            }
+            loop.atEndOfTurn { order.append("end 1b") }
+        }
+        loop.execute { order.append("job 2") }
+        gate.signal()
+        #expect(order.wait(for: 5))
+        #expect(order.values == ["job 1", "job 2", "end 1", "end 1b", "end 2"])
+    }
+
     @Test("shutdown is idempotent, concurrent-safe, and refuses later work")
     func shutdownIdempotent() throws {
         let loop = try EventLoop(name: "test-shut")
