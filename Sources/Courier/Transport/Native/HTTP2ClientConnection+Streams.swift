@@ -18,15 +18,7 @@ extension HTTP2ClientConnection {
             exchange.finish(.failure(.connectionLost.with(detail: "the HTTP/2 connection to \(key) closed")))
             return
         }
-        let target: NativeRequestTarget
-        do {
-            target = try NativeRequestTarget(url: exchange.request.url, proxies: settings.proxies)
-        } catch {
-            pool.http2StreamEnded(self, exchange)
-            exchange.finish(.failure(error))
-            return
-        }
-        let fields = HTTP2RequestHeaders.fields(for: exchange.request, target: target, secure: key.secure,
+        let fields = HTTP2RequestHeaders.fields(for: exchange.request, target: exchange.target, secure: key.secure,
                                                 acceptEncoding: settings.decompression)
         let body = exchange.request.body
         let hasBody = !body.isEmpty || exchange.request.upload != nil

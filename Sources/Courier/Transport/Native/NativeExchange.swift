@@ -28,6 +28,8 @@ final class NativeExchange {
     }
 
     let request: TransportRequest
+    /// Where it goes, taken apart from its URL once (an HTTP/2 stream's pseudo-fields come from it).
+    let target: NativeRequestTarget
     /// The head, followed by the body when it is small.
     let wire: [UInt8]
     /// Whether ``wire`` already holds the body.
@@ -77,9 +79,10 @@ final class NativeExchange {
     private var ranOnHTTP2 = false
 
     /// Creates an exchange; called on the requesting task's thread.
-    init(request: TransportRequest, wire: [UInt8], bodyInlined: Bool, observer: any TransportObserver,
-         stream: BodyStreamBuffer? = nil) {
+    init(request: TransportRequest, target: NativeRequestTarget, wire: [UInt8], bodyInlined: Bool,
+         observer: any TransportObserver, stream: BodyStreamBuffer? = nil) {
         self.request = request
+        self.target = target
         self.wire = wire
         self.bodyInlined = bodyInlined
         self.observer = observer

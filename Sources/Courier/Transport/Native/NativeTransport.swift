@@ -212,7 +212,7 @@ public final class NativeTransport: Transport {
         let handle = try pool(for: target.key)
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
         let loop = handle.loop
-        let exchange = LoopBound(sending: NativeExchange(request: request, wire: wire, bodyInlined: inlined, observer: observer,
+        let exchange = LoopBound(sending: NativeExchange(request: request, target: target, wire: wire, bodyInlined: inlined, observer: observer,
                                                          stream: stream),
                                  to: loop)
         stream?.connect(.init(
@@ -260,6 +260,8 @@ public final class NativeTransport: Transport {
     /// The pool for `key`, created on first use on the next loop.
     private func pool(for key: NativePoolKey) throws(HTTPConnectionError) -> PoolHandle {
         if let startupError { throw startupError }
+        if let handle = state.withLock({ $0.isShutDown ? nil : $0.pools[key] }) { return handle }
+        // A new pool: its TLS context is made (or taken from the cache) outside the lock.
         let tlsContext = key.secure ? try tls.context() : nil
         let found = state.withLock { state -> PoolHandle? in
             if state.isShutDown { return nil }
