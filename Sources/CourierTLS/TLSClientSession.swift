@@ -89,13 +89,10 @@ public final class TLSClientSession {
     ///   - port: the server's TCP port; with the name it picks the sessions
     ///     that may be resumed (see ``TLSConfiguration/resumesSessions``).
     ///     Default: 443.
-    ///   - applicationProtocols: the ALPN protocol names this session offers
-    ///     instead of the context's, most preferred first; `nil` (the default)
-    ///     offers the context's.
     /// - Throws: ``TLSError/invalidConfiguration`` if the name is empty, holds a
     ///   NUL byte or is not acceptable to OpenSSL; ``TLSError/internalError`` if
     ///   OpenSSL cannot allocate the session.
-    public init(context: TLSContext, serverName: String, port: Int = 443, applicationProtocols: [String]? = nil) throws(TLSError) {
+    public init(context: TLSContext, serverName: String, port: Int = 443) throws(TLSError) {
         let name = Self.normalizedServerName(serverName)
         let isIPAddress = Self.isIPAddress(name)
         guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 255,
@@ -138,17 +135,7 @@ public final class TLSClientSession {
         // Unretained: the SSL object, and with it every callback, lives no longer than `self`.
         SSL_set_ex_data(ssl, Self.ownerIndex, Unmanaged.passUnretained(self).toOpaque())
         try configureServerName()
-        if let applicationProtocols { try offer(applicationProtocols) }
         offerCachedSession()
-    }
-
-    /// Offers `protocols` with ALPN instead of the context's list.
-    private func offer(_ protocols: [String]) throws(TLSError) {
-        let wire = try TLSContext.alpnWireFormat(protocols)
-        let refused = wire.withUnsafeBufferPointer { SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) != 0 }
-        if refused {
-            throw TLSError.internalError.with(detail: "SSL_set_alpn_protos failed: \(OpenSSL.drainErrorQueue())")
-        }
     }
 
     deinit {

@@ -158,7 +158,7 @@ public final class TLSContext: Sendable {
     }
 
     /// Encodes ALPN protocol names as length-prefixed strings (RFC 7301 §3.1).
-    static func alpnWireFormat(_ protocols: [String]) throws(TLSError) -> [UInt8] {
+    private static func alpnWireFormat(_ protocols: [String]) throws(TLSError) -> [UInt8] {
         var wire: [UInt8] = []
         for name in protocols {
             let bytes = Array(name.utf8)

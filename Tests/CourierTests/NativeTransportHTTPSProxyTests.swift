@@ -56,7 +56,7 @@ struct NativeTransportHTTPSProxyTests {
         }
     }
 
-    @Test("an origin that speaks HTTP/2, in a CONNECT tunnel through an https:// proxy: answered over HTTP/1.1 inside the tunnel",
+    @Test("an origin that speaks HTTP/2, in a CONNECT tunnel through an https:// proxy: HTTP/2 inside the tunnel, automatic and by prior knowledge, many streams on one connection",
           .enabled(if: ProxyPeer.squidInstalled && Nginx.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
     func http2OriginThroughTLSProxy() async throws {
         let certificates = try await TestCertificates.make()
@@ -69,31 +69,36 @@ struct NativeTransportHTTPSProxyTests {
         try await withLeakCheck { leaks in
             leaks.watch(port: squid.port)
             let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
-            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
-            defer { transport.shutdown() }
-            let tunnelled = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: transport, cache: nil)))
-            for _ in 0..<3 {
-                var request = HTTPRequest(.get, "/page.txt")
-                request.timeout = .seconds(5)
-                let response = try await tunnelled.send(request)
-                #expect(response.body == Self.page)
-                #expect(response.metrics?.httpVersion == "HTTP/1.1")
+            for version in [NativeTransport.HTTPVersionPolicy.automatic, .http2PriorKnowledge] {
+                var configuration = NativeTransport.Configuration(tls: trusted)
+                configuration.proxy = ProxyConfiguration(all: squid.proxy(.https, tls: trusted))
+                configuration.httpVersion = version
+                let transport = leaks.native(configuration)
+                let tunnelled = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: transport, cache: nil)))
+                // One request opens the connection; then 16 at once share it as streams.
+                var first = HTTPRequest(.get, "/page.txt")
+                first.timeout = .seconds(5)
+                let opening = try await tunnelled.send(first)
+                #expect(opening.body == Self.page, "\(version)")
+                #expect(opening.metrics?.httpVersion == "HTTP/2", "\(version)")
+                let responses = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+                    for _ in 0..<16 {
+                        group.addTask {
+                            var request = HTTPRequest(.get, "/page.txt")
+                            request.timeout = .seconds(5)
+                            return try await tunnelled.send(request)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(responses.count == 16)
+                #expect(responses.allSatisfy { $0.body == Self.page && $0.metrics?.httpVersion == "HTTP/2" }, "\(version)")
+                #expect(responses.allSatisfy { $0.metrics?.reusedConnection == true }, "\(version): every stream on the first connection")
+                transport.shutdown()  // squid logs a tunnel when it closes
             }
-            // The same origin without the proxy picks HTTP/2.
-            var directConfiguration = NativeTransport.Configuration(tls: trusted)
-            directConfiguration.proxy = .none
-            let direct = leaks.native(directConfiguration)
-            defer { direct.shutdown() }
-            let straight = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: direct, cache: nil)))
-            #expect(try await straight.get("/page.txt").metrics?.httpVersion == "HTTP/2")
-            // HTTP/2 by prior knowledge cannot be had in the tunnel: a clear error, not a broken stream.
-            var h2Configuration = NativeTransport.Configuration(tls: trusted)
-            h2Configuration.proxy = ProxyConfiguration(all: squid.proxy(.https, tls: trusted))
-            h2Configuration.httpVersion = .http2PriorKnowledge
-            let h2Only = leaks.native(h2Configuration)
-            defer { h2Only.shutdown() }
-            let refused = await failure { () async throws(HTTPConnectionError) in try await fetch(h2Only, nginx.url("/page.txt")) }
-            #expect(refused == .unsupportedByTransport, "\(String(describing: refused))")
+            #expect(await eventually(timeout: .seconds(5)) {
+                squid.requestLog.components(separatedBy: "CONNECT 127.0.0.1:\(nginx.port)").count - 1 == 2
+            }, "one tunnel per transport: \(squid.requestLog)")
         }
     }
 

@@ -23,17 +23,19 @@ extension HTTP1ClientConnection {
         return .http1
     }
 
-    /// Hands the socket and the TLS session to a new ``HTTP2ClientConnection``, which takes this
-    /// connection's place (and id) in the pool; this one is finished without closing the socket.
+    /// Hands the socket and the TLS session (and the `https://` proxy's session it runs inside,
+    /// if any) to a new ``HTTP2ClientConnection``, which takes this connection's place (and id)
+    /// in the pool; this one is finished without closing the socket.
     func handOverToHTTP2() {
         guard let socket, let pool else { return }
         loop.deregister(fd: socket.descriptor)
         let unwritten = cipherOffset < cipherOut.count ? Array(cipherOut[cipherOffset...]) : []
         let successor = HTTP2ClientConnection(key: key, loop: loop, settings: settings, poolID: poolID, timeline: timeline,
-                                              socket: socket, tls: tls, pendingOutput: unwritten)
+                                              socket: socket, tls: tls, proxyTLS: proxyTLS, pendingOutput: unwritten)
         successor.selfBound = LoopBound(successor, on: loop)
         self.socket = nil
         self.tls = nil
+        proxyTLS = nil
         interest = .none
         _ = machine.close()
         _ = tearDown()

@@ -12,14 +12,7 @@ extension HTTP1ClientConnection {
                 perform(machine.establishmentFailed(error))
             }
         } else if let tlsContext {
-            guard key.tunnelsInsideProxyTLS else { return startTLS(tlsContext, serverName: key.host, port: key.port) }
-            // ALPN offers HTTP/1.1 alone inside the proxy's TLS.
-            guard settings.httpVersion != .http2PriorKnowledge else {
-                return perform(machine.establishmentFailed(.unsupportedByTransport.with(
-                    detail: "HTTP/2 to \(key) inside the https:// proxy's tunnel is not supported; "
-                        + "the .automatic HTTP version speaks HTTP/1.1 there")))
-            }
-            startTLS(tlsContext, serverName: key.host, port: key.port, applicationProtocols: ["http/1.1"])
+            startTLS(tlsContext, serverName: key.host, port: key.port)
         }
     }
 
@@ -35,12 +28,10 @@ extension HTTP1ClientConnection {
         return .proxyTLSFailed.with(detail: "TLS to \(name) failed: \(error)", underlying: error)
     }
 
-    /// Starts the TLS handshake on a connected socket (SNI and verification per the context;
-    /// ALPN per the context unless `applicationProtocols` says otherwise).
-    private func startTLS(_ context: TLSContext, serverName: String, port: Int, applicationProtocols: [String]? = nil) {
+    /// Starts the TLS handshake on a connected socket (SNI, verification and ALPN per the context).
+    private func startTLS(_ context: TLSContext, serverName: String, port: Int) {
         do {
-            tls = try TLSClientSession(context: context, serverName: serverName, port: port,
-                                       applicationProtocols: applicationProtocols)
+            tls = try TLSClientSession(context: context, serverName: serverName, port: port)
         } catch {
             perform(machine.establishmentFailed(tlsError(error, proxy: handshakesWithProxy)))
             return

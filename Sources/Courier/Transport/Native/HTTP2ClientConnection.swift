@@ -50,6 +50,8 @@ final class HTTP2ClientConnection {
     var machine: HTTP2ConnectionStateMachine
     var socket: Socket?
     var tls: TLSClientSession?
+    /// The `https://` proxy's session that ``tls`` runs inside, for an origin in its tunnel.
+    var proxyTLS: TLSClientSession?
     private var interest = EventLoop.Interest.none
     /// Octets waiting to be written (ciphertext over TLS), from ``outboundOffset``.
     var outbound: [UInt8] = []
@@ -85,9 +87,11 @@ final class HTTP2ClientConnection {
     /// - Parameters:
     ///   - socket: the connected socket, not registered with the loop.
     ///   - tls: its TLS session (ALPN picked `h2`), or `nil` for h2c.
-    ///   - pendingOutput: ciphertext the handshake left unwritten.
+    ///   - proxyTLS: the `https://` proxy's session that `tls` runs inside, if any.
+    ///   - pendingOutput: what the handshake left unwritten, as it goes to the socket.
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, poolID: PoolStateMachine.ConnectionID,
-         timeline: ConnectionTimeline, socket: Socket, tls: TLSClientSession?, pendingOutput: [UInt8]) {
+         timeline: ConnectionTimeline, socket: Socket, tls: TLSClientSession?, proxyTLS: TLSClientSession?,
+         pendingOutput: [UInt8]) {
         self.key = key
         self.loop = loop
         self.settings = settings
@@ -95,6 +99,7 @@ final class HTTP2ClientConnection {
         self.timeline = timeline
         self.socket = socket
         self.tls = tls
+        self.proxyTLS = proxyTLS
         self.outbound = pendingOutput
         var configuration = HTTP2ConnectionStateMachine.Configuration()
         configuration.maxHeaderListSize = max(settings.limits.maxHeadBytes, 4096)
@@ -157,8 +162,8 @@ final class HTTP2ClientConnection {
             case .bytes(let count):
                 pool?.progress(at: EventLoop.now())
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-                if let tls {
-                    tls.feedCiphertext(bytes)
+                if tls != nil {
+                    feedTLS(bytes)
                     drainPlaintext()
                 } else {
                     receive(bytes)
@@ -171,8 +176,8 @@ final class HTTP2ClientConnection {
                 scheduleFlush()
                 return
             case .closed:
-                if let tls {
-                    tls.feedEndOfInput()
+                if tls != nil {
+                    feedTLSEndOfInput()
                     drainPlaintext()
                 }
                 lost(.connectionLost.with(detail: "the server closed the HTTP/2 connection to \(key)"))
@@ -281,7 +286,7 @@ final class HTTP2ClientConnection {
 
     private func takeCiphertext() {
         guard let tls, let bytes = tls.takeCiphertext() else { return }
-        outbound.append(contentsOf: bytes)
+        queueForSocket(bytes)
     }
 
     /// Writes as much of what is queued as the socket takes now.
@@ -368,6 +373,7 @@ final class HTTP2ClientConnection {
             tls.close()
             takeCiphertext()
         }
+        closeProxySession()
         writeOnceBeforeClosing()
         close(establishmentError: nil)
     }
@@ -393,6 +399,7 @@ final class HTTP2ClientConnection {
         }
         socket = nil
         tls = nil
+        proxyTLS = nil
         outbound = []
         outboundOffset = 0
         pendingPlaintext = []

@@ -42,7 +42,7 @@ final class HostPool {
         self.settings = settings
         self.tlsContext = tlsContext
         self.contextBound = context
-        let mayUseHTTP2 = key.secure ? settings.httpVersion != .http1Only && !key.tunnelsInsideProxyTLS
+        let mayUseHTTP2 = key.secure ? settings.httpVersion != .http1Only
             : settings.httpVersion == .http2PriorKnowledge && !key.forwardsThroughProxy
         self.machine = PoolStateMachine(origin: "\(key)", maxConnections: settings.maxConnectionsPerHost,
                                         idleTimeout: settings.idleTimeout, mayUseHTTP2: mayUseHTTP2,

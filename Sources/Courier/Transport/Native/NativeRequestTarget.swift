@@ -117,13 +117,6 @@ struct NativePoolKey: Hashable, Sendable, CustomStringConvertible {
         proxy != nil && !forwardsThroughProxy
     }
 
-    /// Whether the origin's TLS session runs inside a TLS session with the proxy (an `https`
-    /// origin in a tunnel through an ``Proxy/Kind/https`` proxy). Only HTTP/1.1 is spoken there:
-    /// the connection that wraps the origin's records in the proxy's is an HTTP/1.1 one.
-    var tunnelsInsideProxyTLS: Bool {
-        tlsToProxy && tunnels
-    }
-
     /// `"https://example.com:443"`, followed by `" via http://proxy:3128"` through a proxy
     /// (never the proxy's credentials), or `" via unix:/path"` over a Unix socket.
     var description: String {

@@ -2,8 +2,7 @@ extension NativeTransport {
     /// Which HTTP version a ``NativeTransport`` speaks to an origin.
     public enum HTTPVersionPolicy: Sendable, Equatable {
         /// Over `https`, ALPN decides: the transport offers `h2` then `http/1.1`, and speaks
-        /// what the server picks (HTTP/1.1 when it picks nothing). Plain `http` is HTTP/1.1, and
-        /// so is `https` in a tunnel through an `https://` proxy (ALPN offers `http/1.1` alone).
+        /// what the server picks (HTTP/1.1 when it picks nothing). Plain `http` is HTTP/1.1.
         case automatic
         /// HTTP/1.1 only: ALPN offers `http/1.1` alone.
         case http1Only
@@ -12,8 +11,7 @@ extension NativeTransport {
         /// offers `h2` alone, and a server that does not pick it fails the request: with
         /// ``HTTPConnectionError/tlsFailed`` when it refuses the handshake (nginx sends the
         /// `no_application_protocol` alert), with ``HTTPConnectionError/badResponse`` when it
-        /// completes the handshake without ALPN. In a tunnel through an `https://` proxy, where
-        /// HTTP/2 is not spoken, requests fail with ``HTTPConnectionError/unsupportedByTransport``.
+        /// completes the handshake without ALPN.
         case http2PriorKnowledge
 
         /// The ALPN protocol names offered over TLS, most preferred first.
