@@ -202,6 +202,11 @@ final class HTTP2ClientConnection {
             case .success(.closed):
                 lost(.connectionLost.with(detail: "the server closed the HTTP/2 connection to \(key)"))
                 return
+            case .failure(let error) where error == .uncleanShutdown:
+                // The socket ended without close_notify: a closed connection (as on HTTP/1.1),
+                // not a TLS failure.
+                lost(.connectionLost.with(detail: "the server closed the HTTP/2 connection to \(key) without close_notify"))
+                return
             case .failure(let error):
                 lost(NativeErrors.tls(error))
                 return
