@@ -198,6 +198,40 @@ struct NativeTransportHTTP2Tests {
         }
     }
 
+    @Test("over HTTP/2 a request's bytesSent is its HPACK-compressed HEADERS: fewer bytes than its HTTP/1.1 head, and far fewer once its fields are in the table",
+          .enabled(if: Nginx.isInstalled && TestCertificates.isAvailable, needsNginx))
+    func http2BytesSent() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let nginx = try await Nginx.start(files: ["rooms.json": Self.small], tls: (certificates.valid.certificate, certificates.valid.key),
+                                          http2: true)
+        defer { nginx.stop() }
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            var request = HTTPRequest(.get, "/rooms.json")
+            request.headers["X-Trace"] = String(repeating: "trace-", count: 20)
+            var sent: [String: [Int64]] = [:]
+            for version in [NativeTransport.HTTPVersionPolicy.automatic, .http1Only] {
+                var configuration = NativeTransport.Configuration(tls: TLSOptions(trustRoots: .pem(certificates.caPEM)))
+                configuration.httpVersion = version
+                let transport = leaks.native(configuration)
+                defer { transport.shutdown() }
+                let connection = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: transport, cache: nil)))
+                for _ in 0..<2 {
+                    let response = try await connection.send(request)
+                    #expect(response.body == Self.small)
+                    let metrics = try #require(response.metrics)
+                    sent[metrics.httpVersion ?? "none", default: []].append(metrics.bytesSent)
+                }
+            }
+            let http2 = try #require(sent["HTTP/2"]), http1 = try #require(sent["HTTP/1.1"])
+            #expect(http1[0] == http1[1], "HTTP/1.1 sends the same head twice: \(http1)")
+            #expect(http1[0] > 150, "the HTTP/1.1 head holds the 120-octet field: \(http1)")
+            #expect(http2[0] < http1[0], "HPACK and Huffman coding shrink the first head: \(http2) against \(http1)")
+            #expect(http2[1] < http2[0] / 3, "the second head indexes the fields the first one added to the table: \(http2)")
+        }
+    }
+
     @Test("ALPN falls back to HTTP/1.1 against a TLS server without h2 (nginx without http2)",
           .enabled(if: Nginx.isInstalled && TestCertificates.isAvailable, needsNginx))
     func alpnFallback() async throws {

@@ -22,9 +22,11 @@ public struct TransportMetrics: Sendable {
     /// From the request's last byte written to the first byte of the response (an interim `1xx`
     /// included); zero when the response began before the request was written completely.
     public var firstByte: Duration?
-    /// Request bytes written in this attempt, head and body.
+    /// Request bytes written in this attempt, head and body; over HTTP/2 the head is its
+    /// HEADERS frames, HPACK-compressed.
     public var bytesSent: Int64 = 0
-    /// Response bytes read in this attempt, head and body as they came off the wire.
+    /// Response bytes read in this attempt, head and body as they came off the wire; over
+    /// HTTP/2 the head is counted as its fields decoded, in HTTP/1.1 form.
     public var bytesReceived: Int64 = 0
     /// Whether the attempt ran on a pooled connection that had carried a response before.
     public var reusedConnection = false

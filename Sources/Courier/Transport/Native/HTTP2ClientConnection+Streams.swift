@@ -29,7 +29,11 @@ extension HTTP2ClientConnection {
             return
         }
         let now = EventLoop.now()
-        exchange.run(onHTTP2: self, streamID: streamID, since: now, reused: streamsStarted > 0)
+        let headBytes = actions.reduce(0) { total, action in
+            if case .write(let bytes) = action { return total + bytes.count }
+            return total
+        }
+        exchange.run(onHTTP2: self, streamID: streamID, headBytes: headBytes, since: now, reused: streamsStarted > 0)
         streamsStarted += 1
         let request = HTTP2ResponseAssembler.Request(url: exchange.request.url, method: exchange.request.method.rawValue,
                                                      maxBodySize: exchange.request.maxResponseBodySize,

@@ -77,6 +77,8 @@ final class NativeExchange {
     var requeues = 0
     /// Whether the connection that took it last speaks HTTP/2 (for the metrics).
     private var ranOnHTTP2 = false
+    /// The size of its HEADERS (and CONTINUATION) frames on that connection: its head as sent.
+    private var http2HeadBytes = 0
 
     /// Creates an exchange; called on the requesting task's thread.
     init(request: TransportRequest, target: NativeRequestTarget, wire: [UInt8], bodyInlined: Bool,
@@ -123,8 +125,9 @@ final class NativeExchange {
 
     /// Records that the HTTP/2 `connection` took the exchange at `time`, on stream `streamID`;
     /// `reused` when the connection carried a stream before.
-    func run(onHTTP2 connection: HTTP2ClientConnection, streamID: UInt32, since time: UInt64, reused: Bool) {
+    func run(onHTTP2 connection: HTTP2ClientConnection, streamID: UInt32, headBytes: Int, since time: UInt64, reused: Bool) {
         self.connection = nil
+        http2HeadBytes = headBytes
         http2Connection = connection
         ranOnHTTP2 = true
         self.streamID = streamID
@@ -197,7 +200,10 @@ final class NativeExchange {
     /// What this attempt cost, as far as the exchange saw it.
     private func metrics() -> TransportMetrics {
         var metrics = TransportMetrics()
-        metrics.bytesSent = Int64(wire.count + (bodyInlined ? 0 : request.body.count)) + (upload?.bytesSent ?? 0)
+        // The head as it went out: the HTTP/1.1 wire form (with a small body behind it), or
+        // the HTTP/2 HEADERS frames (HPACK-compressed; the body follows in DATA frames).
+        let inMemory = ranOnHTTP2 ? http2HeadBytes + request.body.count : wire.count + (bodyInlined ? 0 : request.body.count)
+        metrics.bytesSent = Int64(inMemory) + (upload?.bytesSent ?? 0)
         if let head {
             let headBytes = head.headers.reduce(17 + head.status.reason.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             metrics.bytesReceived = Int64(headBytes + wireBodyBytes)
