@@ -95,65 +95,23 @@ extension HTTP1ClientConnection {
     /// they are without a proxy session. A proxy session that refuses them closes the connection.
     func wrappedForProxy(_ bytes: [UInt8]?) -> [UInt8]? {
         guard let proxyTLS else { return bytes }
-        if let bytes {
-            do throws(TLSError) {
-                try proxyTLS.writePlaintext(bytes)
-            } catch {
-                perform(machine.close(failing: tlsError(error, proxy: true)))
-                return nil
-            }
+        do throws(TLSError) {
+            return try NestedTLS.wrap(bytes, in: proxyTLS)
+        } catch {
+            perform(machine.close(failing: tlsError(error, proxy: true)))
+            return nil
         }
-        return proxyTLS.takeCiphertext()
     }
 
-    /// Hands bytes read from the socket to ``tls``, through the proxy's session when there is one.
-    func feedTLS(_ bytes: UnsafeRawBufferPointer) {
+    /// Hands bytes read from the socket (`nil`: its end) to ``tls``, through the proxy's session
+    /// when there is one (``NestedTLS``).
+    func feedTLS(_ bytes: UnsafeRawBufferPointer?) {
         guard let tls else { return }
-        guard let proxyTLS else {
-            tls.feedCiphertext(bytes)
+        guard let proxyTLS, let context else {
+            if let bytes { tls.feedCiphertext(bytes) } else { tls.feedEndOfInput() }
             return
         }
-        proxyTLS.feedCiphertext(bytes)
-        unwrapProxyRecords(into: tls)
-    }
-
-    /// The socket reached its end: tells ``tls``, through the proxy's session when there is one.
-    func feedTLSEndOfInput() {
-        guard let tls else { return }
-        guard let proxyTLS else {
-            tls.feedEndOfInput()
-            return
-        }
-        proxyTLS.feedEndOfInput()
-        unwrapProxyRecords(into: tls)
-    }
-
-    /// Decrypts every complete record of the proxy's session into the origin's session. The
-    /// proxy's close (clean or not) ends the origin's input; a corrupt record fails the connection.
-    private func unwrapProxyRecords(into tls: TLSClientSession) {
-        guard let proxyTLS, let context else { return }
-        let plain = context.plainBuffer
-        while true {
-            switch Result(catching: { () throws(TLSError) in try proxyTLS.readPlaintext(into: plain) }) {
-            case .success(.bytes(let count)):
-                if count == 0 { return }
-                tls.feedCiphertext(UnsafeRawBufferPointer(rebasing: plain[..<count]))
-            case .success(.wantsMoreInput):
-                if proxyTLS.pendingCiphertextCount > 0, let bytes = proxyTLS.takeCiphertext() {
-                    cipherOut.append(contentsOf: bytes)
-                }
-                return
-            case .success(.closed):
-                tls.feedEndOfInput()
-                return
-            case .failure(let error):
-                if error == .uncleanShutdown {
-                    tls.feedEndOfInput()
-                } else {
-                    perform(machine.close(failing: tlsError(error, proxy: true)))
-                }
-                return
-            }
-        }
+        let failure = NestedTLS.feed(bytes, through: proxyTLS, into: tls, buffer: context.plainBuffer) { cipherOut.append(contentsOf: $0) }
+        if let failure { perform(machine.close(failing: tlsError(failure, proxy: true))) }
     }
 }

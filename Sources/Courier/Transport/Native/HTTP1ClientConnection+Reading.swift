@@ -34,7 +34,7 @@ extension HTTP1ClientConnection {
                 return
             case .closed:
                 if tls != nil {
-                    feedTLSEndOfInput()
+                    feedTLS(nil)
                     drainPlaintext()
                     if machine.isEstablished { perform(machine.peerClosed(nil)) }
                 } else {

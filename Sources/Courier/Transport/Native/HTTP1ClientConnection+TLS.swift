@@ -25,7 +25,7 @@ extension HTTP1ClientConnection {
     /// origin, ``HTTPConnectionError/proxyTLSFailed`` (naming the proxy) for a proxy.
     func tlsError(_ error: TLSError, proxy: Bool) -> HTTPConnectionError {
         guard proxy, let name = key.proxy else { return NativeErrors.tls(error) }
-        return .proxyTLSFailed.with(detail: "TLS to \(name) failed: \(error)", underlying: error)
+        return NativeErrors.proxyTLS(error, proxy: name)
     }
 
     /// Starts the TLS handshake on a connected socket (SNI, verification and ALPN per the context).
@@ -68,7 +68,7 @@ extension HTTP1ClientConnection {
             case .wouldBlock:
                 return
             case .closed:
-                feedTLSEndOfInput()
+                feedTLS(nil)
                 handshakeStep()
                 return
             }

@@ -177,7 +177,7 @@ final class HTTP2ClientConnection {
                 return
             case .closed:
                 if tls != nil {
-                    feedTLSEndOfInput()
+                    feedTLS(nil)
                     drainPlaintext()
                 }
                 lost(.connectionLost.with(detail: "the server closed the HTTP/2 connection to \(key)"))

@@ -66,6 +66,11 @@ enum NativeErrors {
         return .badResponse.with(detail: error.description, underlying: error)
     }
 
+    /// A failed TLS session with `proxy`: ``HTTPConnectionError/proxyTLSFailed``, naming it.
+    static func proxyTLS(_ error: TLSError, proxy: Proxy) -> HTTPConnectionError {
+        .proxyTLSFailed.with(detail: "TLS to \(proxy) failed: \(error)", underlying: error)
+    }
+
     /// A failed TLS handshake or session.
     static func tls(_ error: TLSError) -> HTTPConnectionError {
         let kind: HTTPConnectionError
