@@ -31,7 +31,7 @@ enum HPACKString {
     /// - Throws: `HPACKError.stringTooLong`, `.truncated`, `.integerOverflow`, or a Huffman error.
     static func decode(_ bytes: [UInt8], at position: inout Int, maxLength: Int) throws(HPACKError) -> String {
         let (isHuffman, octets) = try literal(bytes, at: &position, maxLength: maxLength)
-        return try decode(octets, isHuffman: isHuffman, maxLength: maxLength)
+        return try decode(octets, isHuffman: isHuffman, maxLength: maxLength).text
     }
 
     /// Reads a string literal's H bit and length at `position`, and advances past its octets.
@@ -60,13 +60,16 @@ enum HPACKString {
     ///   - octets: The octets as sent (from ``literal(_:at:maxLength:)``).
     ///   - isHuffman: Whether they are Huffman-coded.
     ///   - maxLength: The most decoded octets allowed (checked here for a Huffman literal).
-    /// - Returns: The string (octets that are not UTF-8 become replacement characters).
+    /// - Returns: The string (octets that are not UTF-8 become replacement characters), and how
+    ///   many octets it was decoded from (what `maxLength` limits; the string's UTF-8 can be
+    ///   longer, since each replacement character takes three).
     /// - Throws: `HPACKError.stringTooLong` or a Huffman error.
-    static func decode(_ octets: ArraySlice<UInt8>, isHuffman: Bool, maxLength: Int) throws(HPACKError) -> String {
-        guard isHuffman else { return String(decoding: octets, as: UTF8.self) }
+    static func decode(_ octets: ArraySlice<UInt8>, isHuffman: Bool,
+                       maxLength: Int) throws(HPACKError) -> (text: String, decodedCount: Int) {
+        guard isHuffman else { return (String(decoding: octets, as: UTF8.self), octets.count) }
         var decoded: [UInt8] = []
         decoded.reserveCapacity(Swift.min(maxLength, octets.count * 8 / 5))
         try HuffmanCoder.decode(octets, maxLength: maxLength, into: &decoded)
-        return String(decoding: decoded, as: UTF8.self)
+        return (String(decoding: decoded, as: UTF8.self), decoded.count)
     }
 }

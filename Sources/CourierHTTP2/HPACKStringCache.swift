@@ -22,6 +22,8 @@ struct HPACKStringCache: Sendable {
         var isFilled = false
         /// The decoded string.
         var text = ""
+        /// How many octets it was decoded from (what a decoder's length limit counts).
+        var decodedCount = 0
     }
 
     /// The number of sets (a power of two).
@@ -48,22 +50,25 @@ struct HPACKStringCache: Sendable {
         let (isHuffman, encoded) = try HPACKString.literal(bytes, at: &position, maxLength: maxLength)
         guard encoded.count <= Self.maxEncodedLength else {
             decodedCount &+= 1
-            return try HPACKString.decode(encoded, isHuffman: isHuffman, maxLength: maxLength)
+            return try HPACKString.decode(encoded, isHuffman: isHuffman, maxLength: maxLength).text
         }
         let set = Self.setIndex(encoded, isHuffman: isHuffman)
         for way in 0..<2 {
             let index = 2 &* set &+ way
             guard slots[index].isFilled, slots[index].isHuffman == isHuffman,
                   slots[index].encoded.elementsEqual(encoded) else { continue }
-            // Over the limit: decoding again throws the same error a miss would.
-            guard slots[index].text.utf8.count <= maxLength else { break }
+            // Over a limit lowered since: throw what decoding again would, and keep the slot.
+            guard slots[index].decodedCount <= maxLength else {
+                throw HPACKError.stringTooLong.with("over \(maxLength) octets")
+            }
             lastUsed[set] = UInt8(way)
             return slots[index].text
         }
         decodedCount &+= 1
-        let text = try HPACKString.decode(encoded, isHuffman: isHuffman, maxLength: maxLength)
+        let (text, count) = try HPACKString.decode(encoded, isHuffman: isHuffman, maxLength: maxLength)
         let way = slots[2 &* set].isFilled ? 1 &- Int(lastUsed[set]) : 0
-        slots[2 &* set &+ way] = Slot(encoded: Array(encoded), isHuffman: isHuffman, isFilled: true, text: text)
+        slots[2 &* set &+ way] = Slot(encoded: Array(encoded), isHuffman: isHuffman, isFilled: true, text: text,
+                                      decodedCount: count)
         lastUsed[set] = UInt8(way)
         return text
     }

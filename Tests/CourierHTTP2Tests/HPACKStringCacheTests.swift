@@ -110,6 +110,20 @@ struct HPACKStringCacheTests {
         #expect(throws: HPACKError.stringTooLong) { try decoder.decode(block) }
     }
 
+    @Test("a value that is not UTF-8 is answered from the cache under a limit its octets meet (its text is longer: a replacement character per bad octet)")
+    func limitCountsOctetsNotText() throws {
+        var decoder = HPACKDecoder()
+        decoder.maxStringLength = 100
+        // user-agent (static index 58) with a raw 40-octet value of 0xFF.
+        let block: [UInt8] = [0x0f, 0x2b, 40] + [UInt8](repeating: 0xff, count: 40)
+        let expected = String(repeating: "\u{FFFD}", count: 40)
+        for _ in 0..<3 {
+            #expect(try decoder.decode(block) == [field("user-agent", expected, .withoutIndexing)])
+        }
+        #expect(expected.utf8.count > decoder.maxStringLength)
+        #expect(decoder.strings.decodedCount == 1)
+    }
+
     @Test("a truncated literal fails as before, whether or not the same octets were remembered")
     func truncated() throws {
         var decoder = HPACKDecoder()

@@ -81,7 +81,7 @@ struct NativeTransportHTTP2Tests {
         }
     }
 
-    @Test("ALPN picks h2 (nghttpd over TLS): 64 concurrent requests share one connection",
+    @Test("ALPN picks h2 (nghttpd over TLS): 64 concurrent requests share one connection; shutting down sends GOAWAY",
           .enabled(if: NGHTTPD.isInstalled && TestCertificates.isAvailable, needsTLSPeers))
     func multiplexing() async throws {
         let certificates = try await TestCertificates.make()
@@ -106,6 +106,8 @@ struct NativeTransportHTTP2Tests {
             #expect(bodies.filter { $0 == Self.small }.count == 56)
             #expect(server.sessionCount() == 1, "nghttpd saw \(server.sessionCount()) connections")
             #expect(await transport.poolSnapshot(for: url)?.connections == 1)
+            transport.shutdown()
+            #expect(await eventually(timeout: .seconds(5)) { server.log().contains("recv GOAWAY") }, "a shutdown says GOAWAY")
         }
     }
 

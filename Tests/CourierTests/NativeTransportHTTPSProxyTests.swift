@@ -102,6 +102,80 @@ struct NativeTransportHTTPSProxyTests {
         }
     }
 
+    @Test("HTTP/2 in the https:// proxy's tunnel carries request bodies (3 MB from memory, from a file and from a stream, with downloads at once) to nghttpd, which echoes them on one connection; shutting down sends GOAWAY through the tunnel",
+          .enabled(if: ProxyPeer.squidInstalled && NGHTTPD.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func http2UploadsThroughTLSProxy() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
+        defer { squid.stop() }
+        let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        let server = try await NGHTTPD.start(files: ["big.bin": big], tls: (certificates.valid.certificate, certificates.valid.key))
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-h2-proxy-upload-\(UUID().uuidString)")
+        try big.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withLeakCheck { leaks in
+            leaks.watch(port: squid.port)
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
+            let connection = leaks.track(HTTPConnection(baseURL: server.url("/"), configuration: .init(transport: transport, cache: nil)))
+            let opening = try await connection.get("/big.bin")
+            #expect(opening.body == big && opening.metrics?.httpVersion == "HTTP/2")
+            let chunks = stride(from: 0, to: big.count, by: 100_000).map { Data(big[$0..<min($0 + 100_000, big.count)]) }
+            let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        let body: HTTPRequest.Body = switch index % 4 {
+                        case 0: .data(big, contentType: "application/octet-stream")
+                        case 1: try .file(file)
+                        case 2: .stream(AsyncStream { continuation in
+                            for chunk in chunks { continuation.yield(chunk) }
+                            continuation.finish()
+                        })
+                        default: .none
+                        }
+                        let request = index % 4 == 3 ? HTTPRequest(.get, "/big.bin") : HTTPRequest(.post, "/echo", body: body)
+                        let response = try await connection.send(request)
+                        return response.body == big && response.metrics?.httpVersion == "HTTP/2"
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(results == Array(repeating: true, count: 12))
+            #expect(server.sessionCount() == 1, "nghttpd saw \(server.sessionCount()) connections")
+            transport.shutdown()
+            #expect(await eventually(timeout: .seconds(5)) { server.log().contains("recv GOAWAY") }, "nghttpd heard no GOAWAY")
+        }
+    }
+
+    @Test("plain http forwarded by an https:// proxy is HTTP/1.1 even with .http2PriorKnowledge, as through an http:// proxy",
+          .enabled(if: ProxyPeer.squidInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
+    func forwardedThroughTLSProxyIsHTTP1() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
+        defer { squid.stop() }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            leaks.watch(port: squid.port)
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            var configuration = NativeTransport.Configuration(tls: trusted)
+            configuration.proxy = ProxyConfiguration(all: squid.proxy(.https, tls: trusted))
+            configuration.httpVersion = .http2PriorKnowledge
+            let transport = leaks.native(configuration)
+            defer { transport.shutdown() }
+            let connection = leaks.track(HTTPConnection(baseURL: server.url("/"), configuration: .init(transport: transport, cache: nil)))
+            let response = try await connection.get("/echo/plain")
+            #expect(response.status.code == 200)
+            #expect(response.metrics?.httpVersion == "HTTP/1.1")
+            let echo = try JSONDecoder().decode(Echo.self, from: response.body)
+            #expect(echo.header("Via")?.contains("squid") == true, "\(echo.headers)")
+        }
+    }
+
     @Test("the https:// proxy killed while an HTTP/2 body streams through its tunnel: the stream ends with connectionLost, and the next request with proxyUnreachable",
           .enabled(if: ProxyPeer.squidInstalled && Nginx.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
     func http2TunnelLosesItsProxy() async throws {

@@ -10,10 +10,12 @@ extension HTTP1ClientConnection {
     }
 
     /// What the established connection speaks: over TLS what ALPN picked, in the cleartext
-    /// HTTP/2 by prior knowledge when configured (never through a forwarding proxy).
+    /// HTTP/2 by prior knowledge when configured. Through a forwarding proxy, HTTP/1.1 (whose
+    /// TLS session, if any, is the proxy's, offering `http/1.1` alone).
     var negotiatedProtocol: NegotiatedProtocol {
+        if key.forwardsThroughProxy { return .http1 }
         guard let tls else {
-            return settings.httpVersion == .http2PriorKnowledge && !key.forwardsThroughProxy ? .http2 : .http1
+            return settings.httpVersion == .http2PriorKnowledge ? .http2 : .http1
         }
         if tls.negotiatedProtocol == "h2" { return .http2 }
         if settings.httpVersion == .http2PriorKnowledge {

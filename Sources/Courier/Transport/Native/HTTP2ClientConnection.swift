@@ -14,7 +14,8 @@ import Foundation
 ///
 /// The machine decides; this class does the I/O: it reads and decrypts, feeds the machine,
 /// writes what the machine asks (coalesced until the end of the loop's turn, so the requests
-/// and window updates of one turn leave in one TLS record and one system call), hands each stream's
+/// and window updates of one turn leave in one system call, in as few TLS records as their
+/// size allows), hands each stream's
 /// head and body to its exchange (``HTTP2ResponseAssembler`` applies the limits and content
 /// decoding), and runs one watchdog timer for the SETTINGS acknowledgement and each stream's
 /// silence timeout.
