@@ -11,7 +11,8 @@ extension NativeTransport {
         /// offers `h2` alone, and a server that does not pick it fails the request: with
         /// ``HTTPConnectionError/tlsFailed`` when it refuses the handshake (nginx sends the
         /// `no_application_protocol` alert), with ``HTTPConnectionError/badResponse`` when it
-        /// completes the handshake without ALPN.
+        /// completes the handshake without ALPN. Plain `http` that a proxy forwards (an
+        /// `http://` or `https://` proxy, without a tunnel) is still HTTP/1.1.
         case http2PriorKnowledge
 
         /// The ALPN protocol names offered over TLS, most preferred first.
