@@ -176,45 +176,6 @@ struct NativeTransportHTTPSProxyTests {
         }
     }
 
-    @Test("the https:// proxy killed while an HTTP/2 body streams through its tunnel: the stream ends with connectionLost, and the next request with proxyUnreachable",
-          .enabled(if: ProxyPeer.squidInstalled && Nginx.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
-    func http2TunnelLosesItsProxy() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
-        defer { squid.stop() }
-        let large = Data(repeating: 0x61, count: 32 << 20)
-        let nginx = try await Nginx.start(files: ["large.bin": large], tls: (certificates.valid.certificate, certificates.valid.key),
-                                          http2: true)
-        defer { nginx.stop() }
-        try await withLeakCheck { leaks in
-            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
-            let transport = transport(leaks, squid.proxy(.https, tls: trusted), tls: trusted)
-            defer { transport.shutdown() }
-            let connection = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: transport, cache: nil)))
-            var request = HTTPRequest(.get, "/large.bin")
-            request.timeout = .seconds(10)
-            let streamed = try await connection.stream(request)
-            #expect(streamed.head.status.code == 200)
-            var received = 0
-            var ending: HTTPConnectionError?
-            do throws(HTTPConnectionError) {
-                var iterator = streamed.body.makeAsyncIterator()
-                while let chunk = try await iterator.next() {
-                    received += chunk.count
-                    // The consumer holds back after its first chunk while the proxy dies.
-                    if received == chunk.count { squid.stop() }
-                }
-            } catch {
-                ending = error
-            }
-            #expect(received < large.count, "the body cannot all have arrived before the proxy died")
-            #expect(ending == .connectionLost, "\(String(describing: ending))")
-            let next = await failure { () async throws(HTTPConnectionError) in try await connection.get("/large.bin") }
-            #expect(next == .proxyUnreachable, "\(String(describing: next))")
-        }
-    }
-
     @Test("the proxy's certificate is checked with the proxy's own TLS options, not the origins': proxyTLSFailed",
           .enabled(if: ProxyPeer.squidInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason))
     func proxyCertificateUntrusted() async throws {

@@ -1,5 +1,6 @@
 import Courier
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -11,6 +12,8 @@ import Testing
 /// native only; P6 and P8 also run on URLSession, which cannot send through a proxy on Linux
 /// (FoundationNetworking ignores `connectionProxyDictionary`) and must refuse with
 /// `unsupportedByTransport` rather than go direct. URLSession has no Unix socket routes (P7).
+/// P9 runs against real peers (squid's `https_port`, nginx with http2) and skips visibly
+/// without them.
 @Suite("Catalogue P: proxy faults")
 struct ProxyFaultCases {
     /// Runs `GET https://127.0.0.1:9/x` through the proxy on `proxyPort` (misbehaving test
@@ -130,6 +133,57 @@ struct ProxyFaultCases {
                                         })
         #expect(outcome.error == .unixSocketNotFound, "\(outcome.result)")
         #expect(outcome.error?.detail?.contains("courier-missing-") == true)
+    }
+
+    @Test("P9 the https:// proxy dies while an HTTP/2 body streams through its tunnel: the stream ends with connectionLost, the next request with proxyUnreachable; URLSession: unsupportedByTransport",
+          .enabled(if: ProxyPeer.squidInstalled && Nginx.isInstalled && TestCertificates.isAvailable, ProxyPeer.squidSkipReason),
+          arguments: TransportUnderTest.allCases)
+    func proxyDiesUnderHTTP2Stream(transport transportKind: TransportUnderTest) async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let squid = try await ProxyPeer.squid(tlsFiles: (certificates.valid.certificate, certificates.valid.key))
+        defer { squid.stop() }
+        let large = Data(repeating: 0x61, count: 32 << 20)
+        let nginx = try await Nginx.start(files: ["large.bin": large], tls: (certificates.valid.certificate, certificates.valid.key),
+                                          http2: true)
+        defer { nginx.stop() }
+        await withLeakCheck { leaks in
+            let trusted = TLSOptions(trustRoots: .pem(certificates.caPEM))
+            let proxies = ProxyConfiguration(all: squid.proxy(.https, tls: trusted))
+            var configuration = NativeTransport.Configuration(tls: trusted)
+            configuration.proxy = proxies
+            let native = transportKind == .native ? leaks.native(configuration) : nil
+            defer { native?.shutdown() }
+            let transport: any Transport = native ?? URLSessionTransport(proxy: proxies)
+            let connection = leaks.track(HTTPConnection(baseURL: nginx.url("/"), configuration: .init(transport: transport, cache: nil)))
+            var request = HTTPRequest(.get, "/large.bin")
+            request.timeout = .seconds(10)
+            let streamed: HTTPStreamingResponse
+            do throws(HTTPConnectionError) {
+                streamed = try await connection.stream(request)
+            } catch {
+                #expect(transportKind == .urlSession && error == .unsupportedByTransport, "\(error)")
+                return
+            }
+            #expect(transportKind == .native)
+            #expect(streamed.head.status.code == 200)
+            var received = 0
+            var ending: HTTPConnectionError?
+            do throws(HTTPConnectionError) {
+                var iterator = streamed.body.makeAsyncIterator()
+                while let chunk = try await iterator.next() {
+                    received += chunk.count
+                    // The consumer holds back after its first chunk while the proxy dies.
+                    if received == chunk.count { squid.stop() }
+                }
+            } catch {
+                ending = error
+            }
+            #expect(received < large.count, "the body cannot all have arrived before the proxy died")
+            #expect(ending == .connectionLost, "\(String(describing: ending))")
+            let next = await failure { () async throws(HTTPConnectionError) in try await connection.get("/large.bin") }
+            #expect(next == .proxyUnreachable, "\(String(describing: next))")
+        }
     }
 
     @Test("P8 the proxy answers 407 again after its authenticator supplied credentials: proxyAuthenticationFailed, one refresh; URLSession: unsupportedByTransport",
