@@ -2,73 +2,43 @@ import Foundation
 
 /// A complete HTTP response: status, headers, body and the URL it came from.
 public struct HTTPResponse: Sendable {
-    /// Every field, in one copy-on-write box: a response is copied through every stage of the
-    /// pipeline, into each result and into every frame awaiting it, and a copy then costs one
-    /// reference count instead of one per field. A change to a shared box copies it first.
-    private var storage: Storage
-
     /// The status line's code, reason and kind.
-    public var status: Status {
-        get { storage.status }
-        _modify { yield &uniqueStorage().status }
-    }
+    public var status: Status
     /// The header fields, in the order received.
-    public var headers: HTTPHeaders {
-        get { storage.headers }
-        _modify { yield &uniqueStorage().headers }
-    }
+    public var headers: HTTPHeaders
     /// The body, decompressed when the transport decoded a `Content-Encoding`.
-    public var body: Data {
-        get { storage.body }
-        _modify { yield &uniqueStorage().body }
-    }
+    public var body: Data
     /// The URL of the request that produced this response (after any redirects).
-    public var url: URL {
-        get { storage.url }
-        _modify { yield &uniqueStorage().url }
-    }
+    public var url: URL
     /// The trailer fields that followed the body: set by ``NativeTransport`` for an HTTP/2
     /// response that sent them (a collected body only); empty otherwise, and for HTTP/1.1,
     /// whose chunked trailers are checked against the limits and dropped.
-    public var trailers: HTTPHeaders {
-        get { storage.trailers }
-        _modify { yield &uniqueStorage().trailers }
-    }
+    public var trailers: HTTPHeaders = [:]
     /// What the request cost; set on responses delivered by ``HTTPConnection``.
     public var metrics: RequestMetrics? {
-        get { storage.metrics }
-        _modify { yield &uniqueStorage().metrics }
+        get { storedMetrics?.value }
+        set { storedMetrics = newValue.map(Boxed.init) }
     }
+    /// The metrics, boxed (as ``contentDecoding``): the response is copied through every stage
+    /// of the pipeline and held in every frame awaiting it, so what most responses lack, or
+    /// what is large, costs one pointer there.
+    private var storedMetrics: Boxed<RequestMetrics>?
     /// Where the response came from: the network (the default), the cache, or the cache after
     /// the server confirmed it.
-    public var source: Source {
-        get { storage.source }
-        _modify { yield &uniqueStorage().source }
-    }
+    public var source: Source = .network
     /// The server's `Content-Encoding` and `Content-Length`, when the transport decompressed the
     /// body and took them out of ``headers``; `nil` when the body arrived as the server sent it
     /// (and for a response from the cache, which stores the decoded body).
     public var contentDecoding: ContentDecoding? {
-        get { storage.contentDecoding }
-        _modify { yield &uniqueStorage().contentDecoding }
+        get { storedContentDecoding?.value }
+        set { storedContentDecoding = newValue.map(Boxed.init) }
     }
+    private var storedContentDecoding: Boxed<ContentDecoding>?
     /// The body still arriving, for a response of ``HTTPConnection/stream(_:)`` (then ``body``
     /// is empty); `nil` for a collected response.
-    var bodyStream: HTTPBodyStream? {
-        get { storage.bodyStream }
-        _modify { yield &uniqueStorage().bodyStream }
-    }
+    var bodyStream: HTTPBodyStream?
     /// The decoder of the connection that delivered the response, for ``decode(_:decoder:)``.
-    var decoder: JSONDecoder? {
-        get { storage.decoder }
-        _modify { yield &uniqueStorage().decoder }
-    }
-
-    /// The box, copied first when another response shares it.
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-        return storage
-    }
+    var decoder: JSONDecoder?
 
     /// Where a response came from.
     public enum Source: Sendable, Equatable {
@@ -82,7 +52,10 @@ public struct HTTPResponse: Sendable {
 
     /// Creates a response.
     public init(status: Status, headers: HTTPHeaders = [:], body: Data = Data(), url: URL) {
-        storage = Storage(status: status, headers: headers, body: body, url: url)
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
     }
 
     /// A response made of a head and its body.
@@ -168,48 +141,7 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-extension HTTPResponse {
-    /// The fields of a response.
-    ///
-    /// `@unchecked Sendable`: a box is changed only through a response that holds the only
-    /// reference to it (`uniqueStorage()`), so a box that two responses, or two threads, can
-    /// see is never written.
-    private final class Storage: @unchecked Sendable {
-        var status: Status
-        var headers: HTTPHeaders
-        var body: Data
-        var url: URL
-        var trailers: HTTPHeaders = [:]
-        var metrics: RequestMetrics?
-        var source = Source.network
-        var contentDecoding: ContentDecoding?
-        var bodyStream: HTTPBodyStream?
-        var decoder: JSONDecoder?
-
-        init(status: Status, headers: HTTPHeaders, body: Data, url: URL) {
-            self.status = status
-            self.headers = headers
-            self.body = body
-            self.url = url
-        }
-
-        /// A box with the same fields as `other`.
-        init(copying other: Storage) {
-            status = other.status
-            headers = other.headers
-            body = other.body
-            url = other.url
-            trailers = other.trailers
-            metrics = other.metrics
-            source = other.source
-            contentDecoding = other.contentDecoding
-            bodyStream = other.bodyStream
-            decoder = other.decoder
-        }
-    }
-}
-
-/// Immutable storage for a field of ``HTTPResponse/Head`` kept out of line.
+/// Immutable storage for a field of ``HTTPResponse`` kept out of line.
 private final class Boxed<Value: Sendable>: Sendable {
     let value: Value
 
