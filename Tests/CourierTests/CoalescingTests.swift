@@ -111,7 +111,9 @@ struct CoalescingTests {
             let connection = connection(server, transport, leaks)
             let request = HTTPRequest(.get, "/slow/who")
             let leader = Task { try await connection.send(request) }
-            try await Task.sleep(for: .milliseconds(100))
+            // Followers join once the leader is at the server (a loaded machine can take longer
+            // than any fixed pause to get it there), while its answer is 300 ms away.
+            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
             let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
             try await Task.sleep(for: .milliseconds(50))
             leader.cancel()
