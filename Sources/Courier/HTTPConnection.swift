@@ -25,6 +25,8 @@ public final class HTTPConnection: Sendable {
     /// The serial queue on which every delegate call and closure runs. By default a private
     /// serial queue of this connection, labelled `Courier.HTTPConnection.callbacks`.
     public let callbackQueue: DispatchQueue
+    /// ``callbackQueue`` as requests use it, counting their trips to it.
+    let requestCallbackQueue: CallbackQueue
     /// Hears every request and response, with credentials redacted; `nil` unless configured.
     public let eventMonitor: EventMonitor?
     /// The HTTP cache this connection's requests use, per their ``CachePolicy``; `nil` for none.
@@ -50,6 +52,7 @@ public final class HTTPConnection: Sendable {
     public init(baseURL: URL? = nil, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "Courier.HTTPConnection.callbacks")
+        self.requestCallbackQueue = CallbackQueue(callbackQueue)
         let transport = configuration.transport ?? HTTPConnection.defaultTransport
         // Cookies (opt-in): the per-hop stage sits below redirects, the other above the cache.
         let jar = configuration.cookieJar
@@ -89,6 +92,26 @@ public final class HTTPConnection: Sendable {
     public var delegate: (any HTTPConnectionDelegate)? {
         get { delegateReference.withLock { $0.value } }
         set { delegateReference.withLock { $0.value = newValue } }
+    }
+
+    /// The delegate, unless it is known to leave every one of `methods` to the protocol's
+    /// default implementation: then a call of them would change nothing, and needs no trip to the
+    /// callback queue (``DelegateMethods``).
+    func delegate(implementingAnyOf methods: DelegateMethods) -> (any HTTPConnectionDelegate)? {
+        delegateReference.withLock { reference in
+            guard let delegate = reference.value, !reference.profile.leavesToDefault(methods, delegate) else { return nil }
+            return delegate
+        }
+    }
+
+    /// Calls `method` of the current delegate, if there is one, through `body` (on the callback
+    /// queue), and learns whether the delegate leaves that method to the protocol's default.
+    @discardableResult
+    func callDelegate<Value>(_ method: DelegateMethods, _ body: (any HTTPConnectionDelegate) -> Value) -> Value? {
+        guard let delegate else { return nil }
+        let (value, ranDefault) = DefaultDelegateImplementation.call(method) { body(delegate) }
+        delegateReference.withLock { $0.profile.learn(method, isDefault: ranDefault, of: delegate) }
+        return value
     }
 
     /// The per-attempt timeout of this connection's requests; `nil` (the default) uses
@@ -348,6 +371,8 @@ extension HTTPConnection {
 
     struct WeakDelegate: Sendable {
         weak var value: (any HTTPConnectionDelegate)?
+        /// Which methods of the delegate's type are the protocol's defaults, as far as known.
+        var profile = DelegateProfile()
     }
 
     struct RequestRegistry: Sendable {

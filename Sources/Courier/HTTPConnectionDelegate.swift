@@ -3,8 +3,11 @@ import Foundation
 /// Receives the events of every request on a connection.
 ///
 /// Hold-weakly semantics: ``HTTPConnection/delegate`` is a weak reference. Every method has a
-/// default that does nothing, so implement only what you need. All calls arrive on the
-/// connection's ``HTTPConnection/callbackQueue``, in this order for each request:
+/// default that does nothing, so implement only what you need: once a connection has called a
+/// method and seen that a delegate of its type leaves it to the default, it makes no more trips
+/// to the callback queue for that method, and a delegate that implements nothing costs a request
+/// nothing after the first. All calls arrive on the connection's
+/// ``HTTPConnection/callbackQueue``, in this order for each request:
 ///
 /// 1. ``connection(_:willSend:id:)`` — may return an adjusted request (headers, for example);
 /// 2. ``connection(_:didStart:)``;
@@ -59,25 +62,45 @@ public protocol HTTPConnectionDelegate: AnyObject, Sendable {
 
 extension HTTPConnectionDelegate {
     /// Sends the request unchanged.
-    public func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest { request }
+    public func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest {
+        DefaultDelegateImplementation.ran(.willSend)
+        return request
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, didStart id: RequestID) {}
+    public func connection(_ connection: HTTPConnection, didStart id: RequestID) { DefaultDelegateImplementation.ran(.didStart) }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveResponseHead head: HTTPResponse.Head) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveResponseHead head: HTTPResponse.Head) {
+        DefaultDelegateImplementation.ran(.didReceiveResponseHead)
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {
+        DefaultDelegateImplementation.ran(.didReceiveData)
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?) {
+        DefaultDelegateImplementation.ran(.didSendBodyData)
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, willRetry attempt: Int, after delay: Duration, reason: HTTPConnectionError) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, willRetry attempt: Int, after delay: Duration, reason: HTTPConnectionError) {
+        DefaultDelegateImplementation.ran(.willRetry)
+    }
     /// Follows the redirect.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction { .follow }
+    public func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction {
+        DefaultDelegateImplementation.ran(.willRedirect)
+        return .follow
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, didCollect metrics: RequestMetrics) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didCollect metrics: RequestMetrics) {
+        DefaultDelegateImplementation.ran(.didCollect)
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {
+        DefaultDelegateImplementation.ran(.didFinish)
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, request id: RequestID, didFailWith error: HTTPConnectionError) {}
+    public func connection(_ connection: HTTPConnection, request id: RequestID, didFailWith error: HTTPConnectionError) {
+        DefaultDelegateImplementation.ran(.didFail)
+    }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, didCancel id: RequestID) {}
+    public func connection(_ connection: HTTPConnection, didCancel id: RequestID) { DefaultDelegateImplementation.ran(.didCancel) }
 }

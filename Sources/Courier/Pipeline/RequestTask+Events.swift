@@ -3,18 +3,21 @@ import Foundation
 extension RequestTask: RequestEvents {
     func willRetry(attempt: Int, after delay: Duration, reason: HTTPConnectionError) {
         connection?.eventMonitor?.report(.retrying(id, attempt: attempt, delay: delay, reason: reason.description))
-        emit { connection, id in
-            connection.delegate?.connection(connection, request: id, willRetry: attempt, after: delay, reason: reason)
+        emit(.willRetry) { connection, id in
+            connection.callDelegate(.willRetry) { $0.connection(connection, request: id, willRetry: attempt, after: delay, reason: reason) }
         }
     }
 
     func willRedirect(_ hop: RedirectHop) async -> RedirectAction {
         guard let connection else { return .refuse }
         connection.eventMonitor?.report(.redirected(id, status: hop.response.status.code, to: Redaction.url(hop.request.url)))
-        guard let delegate = connection.delegate else { return .follow }
+        // The protocol's default follows: no trip to the callback queue to hear that.
+        guard connection.delegate(implementingAnyOf: .willRedirect) != nil else { return .follow }
         let id = self.id
         // `nil`: the request has ended meanwhile, and whatever follows is dropped.
-        return await onCallbackQueue { delegate.connection(connection, request: id, willRedirect: hop) } ?? .refuse
+        return await onCallbackQueue {
+            connection.callDelegate(.willRedirect) { $0.connection(connection, request: id, willRedirect: hop) } ?? .follow
+        } ?? .refuse
     }
 }
 
@@ -27,15 +30,16 @@ struct RequestObserver: TransportObserver {
 
     func transportDidReceiveHead(_ head: HTTPResponse.Head) {
         guard observesBody else { return }
-        task.emit { connection, id in
-            connection.delegate?.connection(connection, request: id, didReceiveResponseHead: head)
+        task.emit(.didReceiveResponseHead) { connection, id in
+            connection.callDelegate(.didReceiveResponseHead) { $0.connection(connection, request: id, didReceiveResponseHead: head) }
         }
     }
 
     func transportDidReceiveBody(_ data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {
-        task.emit { connection, id in
-            connection.delegate?.connection(connection, request: id, didReceiveData: data,
-                                            bytesSoFar: bytesSoFar, expectedTotal: expectedTotal)
+        task.emit(.didReceiveData) { connection, id in
+            connection.callDelegate(.didReceiveData) {
+                $0.connection(connection, request: id, didReceiveData: data, bytesSoFar: bytesSoFar, expectedTotal: expectedTotal)
+            }
         }
     }
 

@@ -19,7 +19,7 @@ final class RequestTask: Sendable {
 
     let id: RequestID
     let metrics = MetricsCollector()
-    let callbackQueue: DispatchQueue
+    let callbackQueue: CallbackQueue
     private let request: HTTPRequest
     private let pipeline: RequestPipeline
     private let callbacks: RequestCallbacks
@@ -30,6 +30,8 @@ final class RequestTask: Sendable {
     private let deadlineTimer = Mutex<DeadlineTimer?>(nil)
     /// Set on the callback queue when the terminal callback runs; later events are dropped.
     private let terminalDelivered = Atomic<Bool>(false)
+    /// Set when an event was sent to the callback queue: the end must follow it there.
+    private let queuedEvents = Atomic<Bool>(false)
     /// The body a `stream` caller is reading, once handed out: ending the request aborts it.
     private let streamedBody = Mutex<BodyStreamBuffer?>(nil)
     /// Set when the `stream` caller got its answer (the streamed response or the failure).
@@ -47,7 +49,7 @@ final class RequestTask: Sendable {
         self.interruption = callbacks.awaitedOutcome == nil ? nil : RequestInterruption()
         self.request = request
         self.pipeline = connection.pipeline
-        self.callbackQueue = connection.callbackQueue
+        self.callbackQueue = connection.requestCallbackQueue
         self.monitor = connection.eventMonitor
         self.decoder = connection.decoder
         self.callbacks = callbacks
@@ -109,17 +111,19 @@ final class RequestTask: Sendable {
         }
     }
 
-    /// Arms the deadline, reports the start and makes the pipeline's context. Not inlined into
-    /// ``run()``, whose frame every request holds while it waits on the network.
+    /// Arms the deadline, reports the start (unless ``prepare()`` did) and makes the pipeline's
+    /// context. Not inlined into ``run()``, whose frame every request holds while it waits on the
+    /// network.
     @inline(never)
-    private func begin(_ plan: RequestPlan, hasDelegate: Bool) -> RequestContext {
+    private func begin(_ plan: RequestPlan, startReported: Bool, connection: HTTPConnection) -> RequestContext {
         if let deadline = plan.deadline { armDeadline(deadline) }
-        if !hasDelegate { emitDidStart() }
+        if !startReported { emitDidStart() }
+        let observesBody = connection.delegate(implementingAnyOf: .responseProgress) != nil
         monitor?.report(.started(id, method: plan.transportRequest.method.rawValue,
                                  url: Redaction.url(plan.transportRequest.url),
                                  headers: Redaction.headers(of: plan.transportRequest)))
         return RequestContext(
-            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: hasDelegate, uploadProgress: plan.uploadProgress),
+            id: id, plan: plan, observer: RequestObserver(task: self, observesBody: observesBody, uploadProgress: plan.uploadProgress),
             events: self, metrics: metrics, deadline: plan.deadline.map { ContinuousClock.now + $0 },
             streamsResponse: callbacks.streamsResponse, mayStoreInCache: callbacks.bodyConsumer?.mayStoreInCache ?? true,
             interruption: interruption)
@@ -177,7 +181,7 @@ final class RequestTask: Sendable {
         guard consumerGate.enter() else { return }
         let events = BodyConsumerEvents(
             deliver: { [self] work in await deliver(work) },
-            post: { [self] work in emit { _, _ in work() } })
+            post: { [self] work in emit([], heardElsewhere: true) { _, _ in work() } })
         var result = await consumer.consume(head, body: body, events: events)
         consumerGate.leave()
         if case .success(var response) = result {
@@ -210,8 +214,10 @@ final class RequestTask: Sendable {
     }
 
     private func emitUploadProgress(_ bytesSent: Int64, _ expectedTotal: Int64?, _ progress: (@Sendable (Int64, Int64?) -> Void)?) {
-        emit { connection, id in
-            connection.delegate?.connection(connection, request: id, didSendBodyData: bytesSent, expectedTotal: expectedTotal)
+        emit(.didSendBodyData, heardElsewhere: progress != nil) { connection, id in
+            connection.callDelegate(.didSendBodyData) {
+                $0.connection(connection, request: id, didSendBodyData: bytesSent, expectedTotal: expectedTotal)
+            }
             progress?(bytesSent, expectedTotal)
         }
     }
@@ -220,26 +226,26 @@ final class RequestTask: Sendable {
     /// the pipeline's context and the validation to apply. The connection is held only here, so
     /// that an unmanaged request never keeps its connection alive while it waits on the network.
     ///
-    /// With a delegate, one trip to the callback queue asks it for the request (`willSend`),
-    /// resolves the answer and reports the start there, instead of one trip each (every trip
-    /// wakes a thread).
+    /// With a delegate that implements `willSend` or `didStart` (or has not shown yet that it
+    /// does not), one trip to the callback queue asks it for the request, resolves the answer and
+    /// reports the start there, instead of one trip each (every trip wakes a thread).
     private func prepare() async -> (RequestContext, ResponseValidation)? {
         guard let connection else {
             cancel(notify: false)
             return nil
         }
-        let delegate = connection.delegate
+        let asksDelegate = connection.delegate(implementingAnyOf: .start) != nil
         let settings = connection.currentSettings()
         let planned: Result<RequestPlan, HTTPConnectionError>?
-        if let delegate {
+        if asksDelegate {
             let (id, original, onDidStart) = (self.id, request, callbacks.onDidStart)
             planned = await onCallbackQueue { [self] in
-                let request = delegate.connection(connection, willSend: original, id: id)
+                let request = connection.callDelegate(.willSend) { $0.connection(connection, willSend: original, id: id) } ?? original
                 let plan = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
                 // Not for a request that ended meanwhile (cancelled from willSend, or while the
                 // delegate answered): its delegate hears only the end.
                 if case .success = plan, !hasEnded {
-                    connection.delegate?.connection(connection, didStart: id)
+                    connection.callDelegate(.didStart) { $0.connection(connection, didStart: id) }
                     onDidStart?(id)
                 }
                 return plan
@@ -253,7 +259,7 @@ final class RequestTask: Sendable {
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
-            return (begin(plan, hasDelegate: delegate != nil), settings.validation)
+            return (begin(plan, startReported: asksDelegate, connection: connection), settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
@@ -321,11 +327,14 @@ final class RequestTask: Sendable {
         if case .failure(let error) = result, error != .cancelled, !callbacks.hearsFailures, connection.delegate == nil {
             connection.reportUnhandledFailure(id, error)
         }
-        guard connection.delegate != nil || callbacks.hasClosures || request.onUploadProgress != nil
-                || callbacks.bodyConsumer != nil else {
-            // An `async` caller with no delegate and no closure: nobody is left to tell, and no
-            // event may reach a delegate set from now on. (With a closure, the hop below runs
-            // after the events queued before it, so none of them is lost.)
+        guard connection.delegate(implementingAnyOf: .end(result)) != nil || callbacks.hasClosures
+                || request.onUploadProgress != nil || callbacks.bodyConsumer != nil
+                || queuedEvents.load(ordering: .acquiring) else {
+            // An `async` caller with no closure, and no delegate that hears the end (none, or one
+            // that leaves those methods to the protocol's defaults): nobody is left to tell, and no
+            // event may reach a delegate set from now on. (With a closure, or an event on its way
+            // to the delegate, the hop below runs after the events queued before it, so none of
+            // them is lost.)
             terminalDelivered.store(true, ordering: .releasing)
             return
         }
@@ -333,17 +342,16 @@ final class RequestTask: Sendable {
         let id = self.id
         callbackQueue.async { [self] in
             terminalDelivered.store(true, ordering: .releasing)
-            let delegate = connection.delegate
-            delegate?.connection(connection, request: id, didCollect: metrics)
+            connection.callDelegate(.didCollect) { $0.connection(connection, request: id, didCollect: metrics) }
             switch result {
             case .success(let response):
-                delegate?.connection(connection, request: id, didFinishWith: response)
+                connection.callDelegate(.didFinish) { $0.connection(connection, request: id, didFinishWith: response) }
                 callbacks.onSuccess?(response)
             case .failure(let error) where error == .cancelled:
-                delegate?.connection(connection, didCancel: id)
+                connection.callDelegate(.didCancel) { $0.connection(connection, didCancel: id) }
                 callbacks.onError?(error)
             case .failure(let error):
-                delegate?.connection(connection, request: id, didFailWith: error)
+                connection.callDelegate(.didFail) { $0.connection(connection, request: id, didFailWith: error) }
                 callbacks.onError?(error)
             }
         }
@@ -363,20 +371,24 @@ final class RequestTask: Sendable {
 
     // MARK: - Non-terminal events
 
-    /// Reports the start to the `onDidStart` closure, for a request without a delegate (with
-    /// one, ``prepare()`` reports it on its trip to the callback queue).
+    /// Reports the start to the `onDidStart` closure when ``prepare()`` made no trip to the
+    /// callback queue (no delegate, or one that leaves `willSend` and `didStart` to the protocol's
+    /// defaults); otherwise that trip reported it.
     private func emitDidStart() {
         guard let onDidStart = callbacks.onDidStart else { return }
-        emit { connection, id in
-            connection.delegate?.connection(connection, didStart: id)
+        emit(.didStart, heardElsewhere: true) { connection, id in
+            connection.callDelegate(.didStart) { $0.connection(connection, didStart: id) }
             onDidStart(id)
         }
     }
 
-    /// Runs an event on the callback queue, unless the request has ended by then.
-    func emit(_ event: @escaping @Sendable (HTTPConnection, RequestID) -> Void) {
-        guard let connection else { return }
+    /// Runs an event on the callback queue, unless the request has ended by then. An event that
+    /// only calls the delegate's `methods` (`heardElsewhere` false) makes no trip when the delegate
+    /// leaves them all to the protocol's defaults, or there is no delegate.
+    func emit(_ methods: DelegateMethods, heardElsewhere: Bool = false, _ event: @escaping @Sendable (HTTPConnection, RequestID) -> Void) {
+        guard let connection, heardElsewhere || connection.delegate(implementingAnyOf: methods) != nil else { return }
         let id = self.id
+        queuedEvents.store(true, ordering: .releasing)
         callbackQueue.async { [self] in
             guard !terminalDelivered.load(ordering: .acquiring) else { return }
             event(connection, id)

@@ -1,0 +1,176 @@
+@testable import Courier
+import CourierTestServer
+import CourierTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// A delegate method left to the protocol's default costs no trip to the callback queue once the
+/// connection has seen that, and every method a delegate implements is still called for every
+/// request (``DelegateProfile``).
+@Suite("Delegate trips to the callback queue", .timeLimit(.minutes(2)))
+struct DelegateTripTests {
+    /// Implements nothing.
+    final class SilentDelegate: HTTPConnectionDelegate {}
+
+    /// Adds a header to every request and counts the requests that finished.
+    final class AskingDelegate: HTTPConnectionDelegate {
+        let finished = Atomic<Int>(0)
+        func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest {
+            var request = request
+            request.headers["X-Asked-By"] = "delegate"
+            return request
+        }
+        func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {
+            finished.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Implements `didFinishWith`, which calls the protocol's default `didCollect` on itself.
+    final class DelegatingToDefault: HTTPConnectionDelegate {
+        let finished = Atomic<Int>(0)
+        func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {
+            connection.delegate?.connection(connection, request: id, didCollect: RequestMetrics())
+            finished.add(1, ordering: .relaxed)
+        }
+    }
+
+    // MARK: - Without sockets
+
+    @Test("a call that reaches the protocol's default is told apart from the delegate's own method")
+    func defaultsAreDetected() {
+        let connection = HTTPConnection()
+        let request = HTTPRequest(.get, "http://127.0.0.1/")
+        let silent = DefaultDelegateImplementation.call(.willSend) {
+            SilentDelegate().connection(connection, willSend: request, id: RequestID.next())
+        }
+        let asking = DefaultDelegateImplementation.call(.willSend) {
+            AskingDelegate().connection(connection, willSend: request, id: RequestID.next())
+        }
+        #expect(silent.ranDefault)
+        #expect(!asking.ranDefault)
+        #expect(asking.value.headers["X-Asked-By"] == "delegate")
+    }
+
+    @Test("a method of the delegate's own that calls another default is still its own")
+    func ownMethodCallingADefault() {
+        let connection = HTTPConnection()
+        let delegate = DelegatingToDefault()
+        connection.delegate = delegate
+        let response = HTTPResponse(head: HTTPResponse.Head(status: .ok, headers: [:], url: URL(string: "http://127.0.0.1/")!), body: Data())
+        let finish = DefaultDelegateImplementation.call(.didFinish) {
+            delegate.connection(connection, request: RequestID.next(), didFinishWith: response)
+        }
+        #expect(!finish.ranDefault)
+        #expect(delegate.finished.load(ordering: .relaxed) == 1)
+        // The default it called marked its own method, not the one asked about.
+        let collect = DefaultDelegateImplementation.call(.didCollect) {
+            delegate.connection(connection, request: RequestID.next(), didFinishWith: response)
+        }
+        #expect(collect.ranDefault)
+    }
+
+    @Test("what is learned holds for the delegate's type, and another type starts from nothing")
+    func profileIsPerType() {
+        var profile = DelegateProfile()
+        let silent = SilentDelegate()
+        let asking = AskingDelegate()
+        #expect(!profile.leavesToDefault(.willSend, silent))
+        profile.learn(.willSend, isDefault: true, of: silent)
+        #expect(profile.leavesToDefault(.willSend, silent))
+        #expect(profile.leavesToDefault(.willSend, SilentDelegate()))
+        #expect(!profile.leavesToDefault(.start, silent), "didStart has not been seen")
+        #expect(!profile.leavesToDefault(.willSend, asking))
+        profile.learn(.didStart, isDefault: true, of: silent)
+        #expect(profile.leavesToDefault(.start, silent))
+        profile.learn(.willSend, isDefault: false, of: asking)
+        #expect(!profile.leavesToDefault(.willSend, asking))
+        #expect(!profile.leavesToDefault(.didStart, silent), "learning about another type forgot the first")
+    }
+
+    // MARK: - Over sockets
+
+    /// Sends one request with the closure style and waits for its success closure, which runs on
+    /// the callback queue after every delegate call of the request.
+    func sendAndSettle(_ connection: HTTPConnection, _ path: String) async {
+        let done = Atomic<Bool>(false)
+        connection.get(path, onSuccess: { _ in done.store(true, ordering: .releasing) },
+                       onError: { error in Issue.record("request failed: \(error)") })
+        #expect(await eventually { done.load(ordering: .acquiring) })
+    }
+
+    @Test("a delegate that implements nothing costs no trip after the first request", arguments: TransportUnderTest.allCases)
+    func silentDelegateMakesNoTrip(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let delegate = leaks.track(SilentDelegate())
+            connection.delegate = delegate
+            await sendAndSettle(connection, "/bytes/300")
+            let learned = connection.requestCallbackQueue.trips
+            for _ in 0..<3 { _ = try await connection.get("/bytes/300") }
+            connection.callbackQueue.sync {}
+            #expect(connection.requestCallbackQueue.trips == learned)
+
+            // With the callback queue held, a request still completes: nothing waits on it.
+            connection.callbackQueue.suspend()
+            let finished = Atomic<Bool>(false)
+            let request = Task {
+                _ = try await connection.get("/bytes/300")
+                finished.store(true, ordering: .releasing)
+            }
+            #expect(await eventually { finished.load(ordering: .acquiring) })
+            connection.callbackQueue.resume()
+            try await request.value
+        }
+    }
+
+    @Test("every method a delegate implements is called for every request, with one trip each way", arguments: TransportUnderTest.allCases)
+    func implementedMethodsAreCalled(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let delegate = leaks.track(AskingDelegate())
+            connection.delegate = delegate
+            await sendAndSettle(connection, "/echo")
+            let learned = connection.requestCallbackQueue.trips
+            for round in 2...4 {
+                let response = try await connection.get("/echo")
+                #expect(String(decoding: response.body, as: UTF8.self).lowercased().contains("\"x-asked-by\", \"delegate\""))
+                #expect(await eventually { delegate.finished.load(ordering: .relaxed) == round })
+            }
+            connection.callbackQueue.sync {}
+            #expect(connection.requestCallbackQueue.trips - learned == 3 * 2, "willSend's trip and the end's, per request")
+        }
+    }
+
+    @Test("a delegate of another type is asked again, and a method calling a default is still heard", arguments: TransportUnderTest.allCases)
+    func anotherTypeIsAskedAgain(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let silent = leaks.track(SilentDelegate())
+            connection.delegate = silent
+            await sendAndSettle(connection, "/echo")
+
+            let asking = leaks.track(AskingDelegate())
+            connection.delegate = asking
+            let response = try await connection.get("/echo")
+            #expect(String(decoding: response.body, as: UTF8.self).lowercased().contains("\"x-asked-by\", \"delegate\""))
+            #expect(await eventually { asking.finished.load(ordering: .relaxed) == 1 })
+
+            let delegating = leaks.track(DelegatingToDefault())
+            connection.delegate = delegating
+            for round in 1...3 {
+                _ = try await connection.get("/echo")
+                #expect(await eventually { delegating.finished.load(ordering: .relaxed) == round })
+            }
+        }
+    }
+}
