@@ -13,7 +13,7 @@ import FoundationNetworking
 final class CourierClient: BenchClient {
     private let connection: HTTPConnection
     private let transport: any Transport
-    private let delegate: SilentDelegate?
+    private let delegate: (any HTTPConnectionDelegate)?
     let handlesAuthentication: Bool
 
     /// Creates the connection the job describes.
@@ -28,7 +28,7 @@ final class CourierClient: BenchClient {
             cache: cache)
         configuration.coalescesRequests = job.coalesces
         connection = HTTPConnection(configuration: configuration)
-        delegate = job.fullPipeline ? SilentDelegate() : nil
+        delegate = !job.fullPipeline ? nil : job.client == .courierNativeHeard ? ListeningDelegate() as any HTTPConnectionDelegate : SilentDelegate()
         connection.delegate = delegate
         handlesAuthentication = job.auth != nil
         laneExecutor = job.client == .courierNativeOnLoop ? connection.executor : nil
@@ -113,8 +113,17 @@ struct TokenReply: Decodable {
     }
 }
 
-/// A delegate that hears every call and does nothing: the cost of delivering them.
+/// A delegate that implements no method: once the connection has seen that, it makes no trip to
+/// the callback queue for it.
 final class SilentDelegate: HTTPConnectionDelegate {}
+
+/// A delegate that implements `willSend` (a round trip to the callback queue before the request
+/// goes out) and `didFinishWith` (a trip at the end), and does nothing in them: the cost of
+/// delivering them.
+final class ListeningDelegate: HTTPConnectionDelegate {
+    func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest { request }
+    func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {}
+}
 
 /// A credential store that always knows the credential, so that no refresh ever runs.
 struct KnownCredentialStore: CredentialStore {

@@ -114,6 +114,7 @@ struct Scenario: Sendable {
         guard kind == .pipeline else { return client.title }
         switch client {
         case .courierNative: return "Courier (native), full pipeline"
+        case .courierNativeHeard: return "Courier (native), full pipeline, delegate with willSend and didFinishWith"
         case .courierURLSession: return "Courier (URLSessionTransport), full pipeline"
         default: return client.title
         }

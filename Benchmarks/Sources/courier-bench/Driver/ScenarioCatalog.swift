@@ -83,7 +83,7 @@ enum ScenarioCatalog {
                      kind: .throughput, server: .files, clients: swiftClients + [.blockingSocket, .wrk], rounds: rounds,
                      path: "/" + StaticFiles.large, template: timed(1)),
             Scenario(number: 4, name: "pipeline", title: "4. Pipeline overhead: full pipeline against the bare transport (sequential)",
-                     kind: .pipeline, server: .files, clients: [.courierNative, .nativeBare, .courierURLSession, .urlSessionBare],
+                     kind: .pipeline, server: .files, clients: [.courierNative, .courierNativeHeard, .nativeBare, .courierURLSession, .urlSessionBare],
                      rounds: rounds, path: small, template: pipeline),
             Scenario(number: 5, name: "auth-storm", title: "5. Auth storm: 1,000 concurrent requests that all meet a 401",
                      kind: .authStorm, server: .logic, clients: swiftClients, rounds: rounds,

@@ -69,10 +69,12 @@ extension ScenarioReport {
         var table = Table(title: scenario.title,
                           header: ["client", "req/s", "p50", "p99", "CPU/req", "peak RSS", "time over bare", "CPU over bare"])
         table.subtitle.append(settings)
-        table.subtitle.append("Full pipeline: a delegate, `.exponentialBackoff()` retries, a bearer authenticator with a known credential, cache off.")
+        table.subtitle.append("Full pipeline: a delegate, `.exponentialBackoff()` retries, a bearer authenticator with a known credential, cache off. " +
+                              "The delegate implements no method (after the first request, no trip to the callback queue), " +
+                              "or `willSend` and `didFinishWith` (two trips per request).")
         for summary in measured {
             let bare: ClientSummary? = switch summary.client {
-            case .courierNative: self.summary(.nativeBare)
+            case .courierNative, .courierNativeHeard: self.summary(.nativeBare)
             case .courierURLSession: self.summary(.urlSessionBare)
             default: nil
             }
