@@ -35,6 +35,21 @@ struct DelegateTripTests {
         }
     }
 
+    /// Records the order of the calls it hears.
+    final class RecordingDelegate: HTTPConnectionDelegate {
+        let calls = Mutex<[String]>([])
+        func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest {
+            calls.withLock { $0.append("willSend") }
+            return request
+        }
+        func connection(_ connection: HTTPConnection, didCancel id: RequestID) {
+            calls.withLock { $0.append("didCancel") }
+        }
+        func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {
+            calls.withLock { $0.append("didFinish") }
+        }
+    }
+
     // MARK: - Without sockets
 
     @Test("a call that reaches the protocol's default is told apart from the delegate's own method")
@@ -145,6 +160,33 @@ struct DelegateTripTests {
             }
             connection.callbackQueue.sync {}
             #expect(connection.requestCallbackQueue.trips - learned == 3 * 2, "willSend's trip and the end's, per request")
+        }
+    }
+
+    @Test("a request cancelled before the delegate was asked for it is not offered to willSend", arguments: TransportUnderTest.allCases)
+    func cancelledBeforeAsked(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let delegate = leaks.track(RecordingDelegate())
+            connection.delegate = delegate
+            let errors = Mutex<[HTTPConnectionError]>([])
+            connection.callbackQueue.suspend()
+            let id = connection.get("/echo", onSuccess: { _ in Issue.record("a cancelled request succeeded") },
+                                    onError: { error in errors.withLock { $0.append(error) } })
+            connection.cancel(id)
+            connection.callbackQueue.resume()
+            #expect(await eventually { errors.withLock { $0.count } == 1 })
+            connection.callbackQueue.sync {}
+            #expect(delegate.calls.withLock { $0 } == ["didCancel"])
+            #expect(errors.withLock { $0 } == [.cancelled])
+            #expect(server.totalRequests == 0)
+
+            // The next request is asked for and sent as usual.
+            _ = try await connection.get("/echo")
+            #expect(await eventually { delegate.calls.withLock { $0 } == ["didCancel", "willSend", "didFinish"] })
         }
     }
 

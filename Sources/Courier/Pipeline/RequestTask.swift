@@ -60,10 +60,25 @@ final class RequestTask: Sendable {
     var connection: HTTPConnection? { reference.withLock { $0?.connection } }
 
     /// Starts running the request on a new Swift task.
+    ///
+    /// A delegate that implements `willSend` or `didStart` (or has not shown yet that it does not)
+    /// is asked first, on the callback queue, and the task starts from there: it then waits for
+    /// no trip back from that queue, which saves a thread wake-up per request.
     /// - Parameter executor: the executor the task prefers (the transport's event loop), or `nil`
     ///   for the global one.
     func launch(on executor: (any TaskExecutor)?) {
-        let task = Task(executorPreference: executor) { await self.run() }
+        guard let connection, connection.delegate(implementingAnyOf: .start) != nil else {
+            return start(on: executor, asked: nil)
+        }
+        let settings = connection.currentSettings()
+        callbackQueue.async { [self] in
+            start(on: executor, asked: (askDelegateToStart(connection, settings: settings), settings))
+        }
+    }
+
+    /// Starts the request's task, with the delegate's answer if ``launch(on:)`` asked for it.
+    private func start(on executor: (any TaskExecutor)?, asked: StartAnswer?) {
+        let task = Task(executorPreference: executor) { await self.run(asked) }
         let started = state.withLock { state -> Bool in
             guard case .created = state else { return false }
             state = .running(task)
@@ -82,7 +97,7 @@ final class RequestTask: Sendable {
             state = .runningInline
             return true
         }
-        if started { await run() }
+        if started { await run(nil) }
     }
 
     /// Ends a request that could not start (its preparation failed before it was launched) the
@@ -101,8 +116,12 @@ final class RequestTask: Sendable {
 
     // MARK: - Running
 
-    private func run() async {
-        guard let (context, validation) = await prepare() else { return }
+    /// The plan the delegate's answer makes (or the failure to make one), and the connection's
+    /// settings it was made with.
+    private typealias StartAnswer = (plan: Result<RequestPlan, HTTPConnectionError>, settings: HTTPConnection.Settings)
+
+    private func run(_ asked: StartAnswer?) async {
+        guard let (context, validation) = await prepare(asked) else { return }
         do {
             let response = try await pipeline.send(context.plan.transportRequest, context: context)
             await complete(response, validation: validation, streams: context.streamsResponse)
@@ -226,32 +245,27 @@ final class RequestTask: Sendable {
     /// the pipeline's context and the validation to apply. The connection is held only here, so
     /// that an unmanaged request never keeps its connection alive while it waits on the network.
     ///
-    /// With a delegate that implements `willSend` or `didStart` (or has not shown yet that it
-    /// does not), one trip to the callback queue asks it for the request, resolves the answer and
-    /// reports the start there, instead of one trip each (every trip wakes a thread).
-    private func prepare() async -> (RequestContext, ResponseValidation)? {
+    /// `asked` is the delegate's answer when ``launch(on:)`` asked for it. Otherwise, with a
+    /// delegate that implements `willSend` or `didStart` (or has not shown yet that it does not),
+    /// one trip to the callback queue asks it here (``askDelegateToStart(_:settings:)``).
+    private func prepare(_ asked: StartAnswer?) async -> (RequestContext, ResponseValidation)? {
         guard let connection else {
             cancel(notify: false)
             return nil
         }
-        let asksDelegate = connection.delegate(implementingAnyOf: .start) != nil
-        let settings = connection.currentSettings()
+        let settings: HTTPConnection.Settings
         let planned: Result<RequestPlan, HTTPConnectionError>?
-        if asksDelegate {
-            let (id, original, onDidStart) = (self.id, request, callbacks.onDidStart)
-            planned = await onCallbackQueue { [self] in
-                let request = connection.callDelegate(.willSend) { $0.connection(connection, willSend: original, id: id) } ?? original
-                let plan = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
-                // Not for a request that ended meanwhile (cancelled from willSend, or while the
-                // delegate answered): its delegate hears only the end.
-                if case .success = plan, !hasEnded {
-                    connection.callDelegate(.didStart) { $0.connection(connection, didStart: id) }
-                    onDidStart?(id)
-                }
-                return plan
-            }
+        let startReported: Bool
+        if let asked {
+            (planned, settings, startReported) = (asked.plan, asked.settings, true)
         } else {
-            planned = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
+            settings = connection.currentSettings()
+            startReported = connection.delegate(implementingAnyOf: .start) != nil
+            if startReported {
+                planned = await onCallbackQueue { [self] in askDelegateToStart(connection, settings: settings) }
+            } else {
+                planned = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
+            }
         }
         switch planned {
         case nil:
@@ -259,11 +273,28 @@ final class RequestTask: Sendable {
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
-            return (begin(plan, startReported: asksDelegate, connection: connection), settings.validation)
+            return (begin(plan, startReported: startReported, connection: connection), settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
         }
+    }
+
+    /// On the callback queue: asks the delegate for the request (`willSend`), resolves the answer
+    /// and reports the start, in one trip instead of one each (every trip wakes a thread).
+    /// A request that has already ended is not offered to the delegate: it hears only the end.
+    private func askDelegateToStart(_ connection: HTTPConnection, settings: HTTPConnection.Settings) -> Result<RequestPlan, HTTPConnectionError> {
+        if hasEnded { return .failure(.cancelled) }
+        let (id, original) = (self.id, request)
+        let request = connection.callDelegate(.willSend) { $0.connection(connection, willSend: original, id: id) } ?? original
+        let plan = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
+        // Not for a request that ended meanwhile (cancelled from willSend, or while the delegate
+        // answered): its delegate hears only the end.
+        if case .success = plan, !hasEnded {
+            connection.callDelegate(.didStart) { $0.connection(connection, didStart: id) }
+            callbacks.onDidStart?(id)
+        }
+        return plan
     }
 
     /// Whether the request has ended.
