@@ -79,8 +79,13 @@ final class CredentialSession: Sendable {
     /// one when the authenticator says the credential needs it.
     /// - Parameter interruption: stops the wait of a request that runs in its caller's task.
     func credentialForSending(context: AuthenticationContext, interruption: RequestInterruption? = nil) async -> Outcome {
-        let (credential, version) = state.withLock { ($0.credential, $0.version) }
+        let (credential, version, refreshing) = state.withLock { ($0.credential, $0.version, $0.refreshing) }
         let expired = credential.map { authenticator.needsRefresh($0, now: Date()) } ?? false
+        if !refreshing, !expired {
+            // The usual case: the credential known now, with no wait to set up.
+            if Task.isCancelled || interruption?.isInterrupted == true { return .cancelled }
+            return .credential(credential, version: version)
+        }
         return await decide(context: context, interruption: interruption) { state in
             if state.refreshing { return .wait }
             if expired, state.version == version { return self.beginRefresh(&state) }
