@@ -107,11 +107,7 @@ extension HTTP1ClientConnection {
     /// when there is one (``NestedTLS``).
     func feedTLS(_ bytes: UnsafeRawBufferPointer?) {
         guard let tls else { return }
-        guard let proxyTLS, let context else {
-            if let bytes { tls.feedCiphertext(bytes) } else { tls.feedEndOfInput() }
-            return
-        }
-        let failure = NestedTLS.feed(bytes, through: proxyTLS, into: tls, buffer: context.plainBuffer) { cipherOut.append(contentsOf: $0) }
+        let failure = NestedTLS.feed(bytes, through: proxyTLS, into: tls, buffer: context?.plainBuffer) { cipherOut.append(contentsOf: $0) }
         if let failure { perform(machine.close(failing: tlsError(failure, proxy: true))) }
     }
 }

@@ -10,11 +10,7 @@ extension HTTP2ClientConnection {
     /// when there is one.
     func feedTLS(_ bytes: UnsafeRawBufferPointer?) {
         guard let tls else { return }
-        guard let proxyTLS, let context else {
-            if let bytes { tls.feedCiphertext(bytes) } else { tls.feedEndOfInput() }
-            return
-        }
-        let failure = NestedTLS.feed(bytes, through: proxyTLS, into: tls, buffer: context.plainBuffer) { outbound.append(contentsOf: $0) }
+        let failure = NestedTLS.feed(bytes, through: proxyTLS, into: tls, buffer: context?.plainBuffer) { outbound.append(contentsOf: $0) }
         if let failure { lost(proxyError(failure)) }
     }
 

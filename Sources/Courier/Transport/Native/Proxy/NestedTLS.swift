@@ -8,19 +8,24 @@ import CourierTLS
 /// session decrypts is the origin's ciphertext.
 enum NestedTLS {
     /// Feeds bytes read from the socket (or, with `nil`, the socket's end) to `origin` through
-    /// `proxy`: every complete proxy record is decrypted into the origin's session.
+    /// `proxy`: every complete proxy record is decrypted into the origin's session. With no proxy
+    /// session (or no buffer), the bytes go to `origin` as they are.
     ///
     /// The proxy's close, with close_notify or without, ends the origin's input. Records the
     /// proxy's session writes on its own while reading go to `send`.
     /// - Parameters:
     ///   - bytes: what the socket gave, or `nil` at its end.
-    ///   - proxy: the proxy's session.
+    ///   - proxy: the proxy's session, or `nil` when the origin's session is the socket's own.
     ///   - origin: the origin's session, inside it.
     ///   - buffer: room for one decrypted record.
     ///   - send: takes ciphertext for the socket.
     /// - Returns: the proxy session's failure (a corrupt record, a fatal alert), or `nil`.
-    static func feed(_ bytes: UnsafeRawBufferPointer?, through proxy: TLSClientSession, into origin: TLSClientSession,
-                     buffer: UnsafeMutableRawBufferPointer, send: ([UInt8]) -> Void) -> TLSError? {
+    static func feed(_ bytes: UnsafeRawBufferPointer?, through proxy: TLSClientSession?, into origin: TLSClientSession,
+                     buffer: UnsafeMutableRawBufferPointer?, send: ([UInt8]) -> Void) -> TLSError? {
+        guard let proxy, let buffer else {
+            if let bytes { origin.feedCiphertext(bytes) } else { origin.feedEndOfInput() }
+            return nil
+        }
         if let bytes { proxy.feedCiphertext(bytes) } else { proxy.feedEndOfInput() }
         // Bounded: each pass consumes a record of the proxy's buffered input, or returns.
         while true {
