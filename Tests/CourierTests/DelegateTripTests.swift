@@ -105,6 +105,23 @@ struct DelegateTripTests {
 
     // MARK: - Over sockets
 
+    /// Runs `body` with a connection to a fresh ``TestServer`` whose delegate is the one `delegate`
+    /// makes, under a ``LeakCheck`` that watches the server's port, the connection and the delegate.
+    func withConnection<Delegate: HTTPConnectionDelegate>(
+        _ transport: TransportUnderTest, delegate: @autoclosure () -> Delegate,
+        _ body: (HTTPConnection, Delegate, TestServer) async throws -> Void
+    ) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let connection = leaks.connection(server, transport)
+            let delegate = leaks.track(delegate())
+            connection.delegate = delegate
+            try await body(connection, delegate, server)
+        }
+    }
+
     /// Sends one request with the closure style and waits for its success closure, which runs on
     /// the callback queue after every delegate call of the request.
     func sendAndSettle(_ connection: HTTPConnection, _ path: String) async {
@@ -116,13 +133,7 @@ struct DelegateTripTests {
 
     @Test("a delegate that implements nothing costs no trip after the first request", arguments: TransportUnderTest.allCases)
     func silentDelegateMakesNoTrip(transport: TransportUnderTest) async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let connection = leaks.connection(server, transport)
-            let delegate = leaks.track(SilentDelegate())
-            connection.delegate = delegate
+        try await withConnection(transport, delegate: SilentDelegate()) { connection, _, _ in
             await sendAndSettle(connection, "/bytes/300")
             let learned = connection.requestCallbackQueue.trips
             for _ in 0..<3 { _ = try await connection.get("/bytes/300") }
@@ -144,13 +155,7 @@ struct DelegateTripTests {
 
     @Test("every method a delegate implements is called for every request, with one trip each way", arguments: TransportUnderTest.allCases)
     func implementedMethodsAreCalled(transport: TransportUnderTest) async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let connection = leaks.connection(server, transport)
-            let delegate = leaks.track(AskingDelegate())
-            connection.delegate = delegate
+        try await withConnection(transport, delegate: AskingDelegate()) { connection, delegate, _ in
             await sendAndSettle(connection, "/echo")
             let learned = connection.requestCallbackQueue.trips
             for round in 2...4 {
@@ -165,13 +170,7 @@ struct DelegateTripTests {
 
     @Test("a request cancelled before the delegate was asked for it is not offered to willSend", arguments: TransportUnderTest.allCases)
     func cancelledBeforeAsked(transport: TransportUnderTest) async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let connection = leaks.connection(server, transport)
-            let delegate = leaks.track(RecordingDelegate())
-            connection.delegate = delegate
+        try await withConnection(transport, delegate: RecordingDelegate()) { connection, delegate, server in
             let errors = Mutex<[HTTPConnectionError]>([])
             connection.callbackQueue.suspend()
             let id = connection.get("/echo", onSuccess: { _ in Issue.record("a cancelled request succeeded") },
@@ -192,22 +191,16 @@ struct DelegateTripTests {
 
     @Test("a delegate of another type is asked again, and a method calling a default is still heard", arguments: TransportUnderTest.allCases)
     func anotherTypeIsAskedAgain(transport: TransportUnderTest) async throws {
-        let server = try TestServer()
-        defer { server.shutdown() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(server)
-            let connection = leaks.connection(server, transport)
-            let silent = leaks.track(SilentDelegate())
-            connection.delegate = silent
+        try await withConnection(transport, delegate: SilentDelegate()) { connection, _, _ in
             await sendAndSettle(connection, "/echo")
 
-            let asking = leaks.track(AskingDelegate())
+            let asking = AskingDelegate()
             connection.delegate = asking
             let response = try await connection.get("/echo")
             #expect(String(decoding: response.body, as: UTF8.self).lowercased().contains("\"x-asked-by\", \"delegate\""))
             #expect(await eventually { asking.finished.load(ordering: .relaxed) == 1 })
 
-            let delegating = leaks.track(DelegatingToDefault())
+            let delegating = DelegatingToDefault()
             connection.delegate = delegating
             for round in 1...3 {
                 _ = try await connection.get("/echo")
