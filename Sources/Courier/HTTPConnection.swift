@@ -98,10 +98,11 @@ public final class HTTPConnection: Sendable {
     /// default implementation: then a call of them would change nothing, and needs no trip to the
     /// callback queue (``DelegateMethods``).
     func delegate(implementingAnyOf methods: DelegateMethods) -> (any HTTPConnectionDelegate)? {
-        delegateReference.withLock { reference in
-            guard let delegate = reference.value, !reference.profile.leavesToDefault(methods, delegate) else { return nil }
-            return delegate
-        }
+        // Decided outside the lock: the last reference to a delegate may go with `delegate`, and
+        // its deinit may use this connection.
+        let (delegate, profile) = delegateReference.withLock { ($0.value, $0.profile) }
+        guard let delegate, !profile.leavesToDefault(methods, delegate) else { return nil }
+        return delegate
     }
 
     /// Calls `method` of the current delegate, if there is one, through `body` (on the callback
@@ -109,7 +110,7 @@ public final class HTTPConnection: Sendable {
     @discardableResult
     func callDelegate<Value>(_ method: DelegateMethods, _ body: (any HTTPConnectionDelegate) -> Value) -> Value? {
         guard let delegate else { return nil }
-        let (value, ranDefault) = DefaultDelegateImplementation.call(method) { body(delegate) }
+        let (value, ranDefault) = DefaultDelegateImplementation.call(method, on: delegate) { body(delegate) }
         delegateReference.withLock { $0.profile.learn(method, isDefault: ranDefault, of: delegate) }
         return value
     }

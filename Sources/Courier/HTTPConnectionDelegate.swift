@@ -63,44 +63,44 @@ public protocol HTTPConnectionDelegate: AnyObject, Sendable {
 extension HTTPConnectionDelegate {
     /// Sends the request unchanged.
     public func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest {
-        DefaultDelegateImplementation.ran(.willSend)
+        DefaultDelegateImplementation.ran(.willSend, by: self)
         return request
     }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, didStart id: RequestID) { DefaultDelegateImplementation.ran(.didStart) }
+    public func connection(_ connection: HTTPConnection, didStart id: RequestID) { DefaultDelegateImplementation.ran(.didStart, by: self) }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveResponseHead head: HTTPResponse.Head) {
-        DefaultDelegateImplementation.ran(.didReceiveResponseHead)
+        DefaultDelegateImplementation.ran(.didReceiveResponseHead, by: self)
     }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {
-        DefaultDelegateImplementation.ran(.didReceiveData)
+        DefaultDelegateImplementation.ran(.didReceiveData, by: self)
     }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didSendBodyData bytesSent: Int64, expectedTotal: Int64?) {
-        DefaultDelegateImplementation.ran(.didSendBodyData)
+        DefaultDelegateImplementation.ran(.didSendBodyData, by: self)
     }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, willRetry attempt: Int, after delay: Duration, reason: HTTPConnectionError) {
-        DefaultDelegateImplementation.ran(.willRetry)
+        DefaultDelegateImplementation.ran(.willRetry, by: self)
     }
     /// Follows the redirect.
     public func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction {
-        DefaultDelegateImplementation.ran(.willRedirect)
+        DefaultDelegateImplementation.ran(.willRedirect, by: self)
         return .follow
     }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didCollect metrics: RequestMetrics) {
-        DefaultDelegateImplementation.ran(.didCollect)
+        DefaultDelegateImplementation.ran(.didCollect, by: self)
     }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {
-        DefaultDelegateImplementation.ran(.didFinish)
+        DefaultDelegateImplementation.ran(.didFinish, by: self)
     }
     /// Does nothing.
     public func connection(_ connection: HTTPConnection, request id: RequestID, didFailWith error: HTTPConnectionError) {
-        DefaultDelegateImplementation.ran(.didFail)
+        DefaultDelegateImplementation.ran(.didFail, by: self)
     }
     /// Does nothing.
-    public func connection(_ connection: HTTPConnection, didCancel id: RequestID) { DefaultDelegateImplementation.ran(.didCancel) }
+    public func connection(_ connection: HTTPConnection, didCancel id: RequestID) { DefaultDelegateImplementation.ran(.didCancel, by: self) }
 }

@@ -35,6 +35,35 @@ struct DelegateTripTests {
         }
     }
 
+    /// Wraps another delegate: adds a header, counts the ends and refuses redirects, and forwards
+    /// each of those calls to the delegate it wraps (which implements none of them).
+    final class ForwardingDelegate: HTTPConnectionDelegate {
+        let wrapped: any HTTPConnectionDelegate
+        let finished = Atomic<Int>(0)
+        init(_ wrapped: any HTTPConnectionDelegate) { self.wrapped = wrapped }
+        func connection(_ connection: HTTPConnection, willSend request: HTTPRequest, id: RequestID) -> HTTPRequest {
+            var request = wrapped.connection(connection, willSend: request, id: id)
+            request.headers["X-Forwarded-By"] = "wrapper"
+            return request
+        }
+        func connection(_ connection: HTTPConnection, request id: RequestID, didFinishWith response: HTTPResponse) {
+            wrapped.connection(connection, request: id, didFinishWith: response)
+            finished.add(1, ordering: .relaxed)
+        }
+        func connection(_ connection: HTTPConnection, request id: RequestID, willRedirect hop: RedirectHop) -> RedirectAction {
+            _ = wrapped.connection(connection, request: id, willRedirect: hop)
+            return .refuse
+        }
+    }
+
+    /// Hears only the body's bytes.
+    final class BodyCountingDelegate: HTTPConnectionDelegate {
+        let bytes = Atomic<Int>(0)
+        func connection(_ connection: HTTPConnection, request id: RequestID, didReceiveData data: Data, bytesSoFar: Int64, expectedTotal: Int64?) {
+            bytes.add(data.count, ordering: .relaxed)
+        }
+    }
+
     /// Records the order of the calls it hears.
     final class RecordingDelegate: HTTPConnectionDelegate {
         let calls = Mutex<[String]>([])
@@ -56,11 +85,12 @@ struct DelegateTripTests {
     func defaultsAreDetected() {
         let connection = HTTPConnection()
         let request = HTTPRequest(.get, "http://127.0.0.1/")
-        let silent = DefaultDelegateImplementation.call(.willSend) {
-            SilentDelegate().connection(connection, willSend: request, id: RequestID.next())
+        let silentDelegate = SilentDelegate(), askingDelegate = AskingDelegate()
+        let silent = DefaultDelegateImplementation.call(.willSend, on: silentDelegate) {
+            silentDelegate.connection(connection, willSend: request, id: RequestID.next())
         }
-        let asking = DefaultDelegateImplementation.call(.willSend) {
-            AskingDelegate().connection(connection, willSend: request, id: RequestID.next())
+        let asking = DefaultDelegateImplementation.call(.willSend, on: askingDelegate) {
+            askingDelegate.connection(connection, willSend: request, id: RequestID.next())
         }
         #expect(silent.ranDefault)
         #expect(!asking.ranDefault)
@@ -73,16 +103,33 @@ struct DelegateTripTests {
         let delegate = DelegatingToDefault()
         connection.delegate = delegate
         let response = HTTPResponse(head: HTTPResponse.Head(status: .ok, headers: [:], url: URL(string: "http://127.0.0.1/")!), body: Data())
-        let finish = DefaultDelegateImplementation.call(.didFinish) {
+        let finish = DefaultDelegateImplementation.call(.didFinish, on: delegate) {
             delegate.connection(connection, request: RequestID.next(), didFinishWith: response)
         }
         #expect(!finish.ranDefault)
         #expect(delegate.finished.load(ordering: .relaxed) == 1)
         // The default it called marked its own method, not the one asked about.
-        let collect = DefaultDelegateImplementation.call(.didCollect) {
+        let collect = DefaultDelegateImplementation.call(.didCollect, on: delegate) {
             delegate.connection(connection, request: RequestID.next(), didFinishWith: response)
         }
         #expect(collect.ranDefault)
+    }
+
+    @Test("a delegate's own method that forwards to another delegate's default is still its own")
+    func forwardingToAnotherDefault() {
+        let connection = HTTPConnection()
+        let request = HTTPRequest(.get, "http://127.0.0.1/")
+        let inner = SilentDelegate()
+        let forwarding = ForwardingDelegate(inner)
+        let call = DefaultDelegateImplementation.call(.willSend, on: forwarding) {
+            forwarding.connection(connection, willSend: request, id: RequestID.next())
+        }
+        #expect(!call.ranDefault)
+        #expect(call.value.headers["X-Forwarded-By"] == "wrapper")
+        let innerCall = DefaultDelegateImplementation.call(.willSend, on: inner) {
+            inner.connection(connection, willSend: request, id: RequestID.next())
+        }
+        #expect(innerCall.ranDefault)
     }
 
     @Test("what is learned holds for the delegate's type, and another type starts from nothing")
@@ -186,6 +233,98 @@ struct DelegateTripTests {
             // The next request is asked for and sent as usual.
             _ = try await connection.get("/echo")
             #expect(await eventually { delegate.calls.withLock { $0 } == ["didCancel", "willSend", "didFinish"] })
+        }
+    }
+
+    @Test("a delegate that forwards to one that implements nothing is heard on every request", arguments: TransportUnderTest.allCases)
+    func forwardingDelegateIsHeard(transport: TransportUnderTest) async throws {
+        try await withConnection(transport, delegate: ForwardingDelegate(SilentDelegate())) { connection, delegate, server in
+            for round in 1...3 {
+                let response = try await connection.get("/echo")
+                #expect(String(decoding: response.body, as: UTF8.self).lowercased().contains("\"x-forwarded-by\", \"wrapper\""))
+                #expect(await eventually { delegate.finished.load(ordering: .relaxed) == round })
+            }
+            let target = "\(server.baseURL.absoluteString)/echo".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            for _ in 1...3 {
+                do throws(HTTPConnectionError) {
+                    _ = try await connection.get("/redirect-to?url=\(target)")
+                    Issue.record("the wrapper refused the redirect, yet the request succeeded")
+                } catch {
+                    #expect(error == .redirectRefused)
+                }
+            }
+            #expect(server.requestCount(path: "/redirect-to") == 3)
+            #expect(server.requestCount(path: "/echo") == 3)
+        }
+    }
+
+    @Test("a delegate that hears only the body gets every byte of every request, from an async caller", arguments: TransportUnderTest.allCases)
+    func bodyOnlyDelegateHearsEveryByte(transport: TransportUnderTest) async throws {
+        try await withConnection(transport, delegate: BodyCountingDelegate()) { connection, delegate, _ in
+            for round in 1...4 {
+                let response = try await connection.get("/bytes/3000")
+                #expect(response.body.count == 3000)
+                #expect(await eventually { delegate.bytes.load(ordering: .relaxed) == round * 3000 })
+            }
+        }
+    }
+
+    @Test("a request started from a task keeps the task's priority and task-local values with a delegate to ask", arguments: TransportUnderTest.allCases)
+    func taskContextIsInherited(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let seen = Mutex<[String]>([])
+            let monitor = EventMonitor { event in
+                if case .started = event {
+                    seen.withLock { $0.append("\(Self.trace ?? "none") \(Task.currentPriority)") }
+                }
+            }
+            let connection = leaks.connection(server, transport) { $0.eventMonitor = monitor }
+            let delegate = leaks.track(AskingDelegate())
+            connection.delegate = delegate
+            for round in 1...2 {
+                try await Task(priority: .high) {
+                    try await Self.$trace.withValue("trace-\(round)") { _ = try await connection.get("/echo") }
+                }.value
+            }
+            #expect(seen.withLock { $0 } == ["trace-1 \(TaskPriority.high)", "trace-2 \(TaskPriority.high)"])
+        }
+    }
+
+    /// A value the caller's task carries, that the request's own task must see.
+    @TaskLocal static var trace: String?
+
+    @Test("an unmanaged request started outside a task does not keep its released connection while the delegate is asked", arguments: TransportUnderTest.allCases)
+    func unmanagedReleasedWhileAsked(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let sharedTransport = leaks.transport(transport)
+            let delegate = leaks.track(RecordingDelegate())
+            let queue = DispatchQueue(label: "DelegateTripTests.callbacks")
+            var connection: HTTPConnection? = leaks.track(HTTPConnection(
+                baseURL: server.baseURL, configuration: .init(callbackQueue: queue, transport: sharedTransport)))
+            weak let weakConnection = connection
+            connection?.delegate = delegate
+            queue.suspend()
+            let errors = Mutex<Int>(0)
+            // Outside any task, so that the delegate is asked before the request's task starts.
+            let started = Atomic<Bool>(false)
+            Thread {
+                weakConnection?.get("/echo", lifetime: .unmanaged, onSuccess: { _ in }, onError: { _ in errors.withLock { $0 += 1 } })
+                started.store(true, ordering: .releasing)
+            }.start()
+            #expect(await eventually { started.load(ordering: .acquiring) })
+            connection = nil
+            #expect(await eventually { weakConnection == nil })
+            queue.resume()
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(delegate.calls.withLock { $0 } == [])
+            #expect(errors.withLock { $0 } == 0)
+            #expect(server.totalRequests == 0)
         }
     }
 

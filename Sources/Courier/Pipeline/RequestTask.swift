@@ -61,23 +61,28 @@ final class RequestTask: Sendable {
 
     /// Starts running the request on a new Swift task.
     ///
-    /// A delegate that implements `willSend` or `didStart` (or has not shown yet that it does not)
-    /// is asked first, on the callback queue, and the task starts from there: it then waits for
-    /// no trip back from that queue, which saves a thread wake-up per request.
+    /// Called outside any task (a closure request from a thread or a queue), a delegate that
+    /// implements `willSend` or `didStart` (or has not shown yet that it does not) is asked first,
+    /// on the callback queue, and the task starts from there: it then waits for no trip back from
+    /// that queue, which saves a thread wake-up per request. Called from a task, the request's
+    /// task starts at once, so that it inherits the caller's priority and task-local values, and
+    /// asks the delegate itself.
     /// - Parameter executor: the executor the task prefers (the transport's event loop), or `nil`
     ///   for the global one.
     func launch(on executor: (any TaskExecutor)?) {
-        guard let connection, connection.delegate(implementingAnyOf: .start) != nil else {
+        let inTask = withUnsafeCurrentTask { $0 != nil }
+        guard !inTask, let settings = connection?.currentSettings(), connection?.delegate(implementingAnyOf: .start) != nil else {
             return start(on: executor, asked: nil)
         }
-        let settings = connection.currentSettings()
         callbackQueue.async { [self] in
-            start(on: executor, asked: (askDelegateToStart(connection, settings: settings), settings))
+            start(on: executor, asked: (askDelegateToStart(settings: settings), settings, startReported: true))
         }
     }
 
-    /// Starts the request's task, with the delegate's answer if ``launch(on:)`` asked for it.
+    /// Starts the request's task, with the delegate's answer if ``launch(on:)`` asked for it. A
+    /// request that has already ended (its end was delivered) starts none.
     private func start(on executor: (any TaskExecutor)?, asked: StartAnswer?) {
+        if hasEnded { return }
         let task = Task(executorPreference: executor) { await self.run(asked) }
         let started = state.withLock { state -> Bool in
             guard case .created = state else { return false }
@@ -116,9 +121,9 @@ final class RequestTask: Sendable {
 
     // MARK: - Running
 
-    /// The plan the delegate's answer makes (or the failure to make one), and the connection's
-    /// settings it was made with.
-    private typealias StartAnswer = (plan: Result<RequestPlan, HTTPConnectionError>, settings: HTTPConnection.Settings)
+    /// The request's plan (or the failure to make one), the connection's settings it was made
+    /// with, and whether the delegate was asked for it (and its start reported on that trip).
+    private typealias StartAnswer = (plan: Result<RequestPlan, HTTPConnectionError>, settings: HTTPConnection.Settings, startReported: Bool)
 
     private func run(_ asked: StartAnswer?) async {
         guard let (context, validation) = await prepare(asked) else { return }
@@ -130,9 +135,11 @@ final class RequestTask: Sendable {
         }
     }
 
-    /// Arms the deadline, reports the start (unless ``prepare()`` did) and makes the pipeline's
-    /// context. Not inlined into ``run()``, whose frame every request holds while it waits on the
-    /// network.
+    /// Arms the deadline, reports the start (unless the trip that asked the delegate for the
+    /// request did) and makes the pipeline's context. Whether the delegate hears the response's
+    /// head and body is decided here, for the delegate of the moment: one set later hears them
+    /// from the next request on. Not inlined into ``run(_:)``, whose frame every request holds
+    /// while it waits on the network.
     @inline(never)
     private func begin(_ plan: RequestPlan, startReported: Bool, connection: HTTPConnection) -> RequestContext {
         if let deadline = plan.deadline { armDeadline(deadline) }
@@ -241,50 +248,59 @@ final class RequestTask: Sendable {
         }
     }
 
-    /// Resolves the request against its connection and starts it (``begin(_:hasDelegate:)``):
-    /// the pipeline's context and the validation to apply. The connection is held only here, so
-    /// that an unmanaged request never keeps its connection alive while it waits on the network.
+    /// Resolves the request against its connection and starts it
+    /// (``begin(_:startReported:connection:)``): the pipeline's context and the validation to
+    /// apply. The connection is held only here, and not across the trip to the callback queue, so
+    /// that an unmanaged request never keeps its connection alive while it waits.
     ///
     /// `asked` is the delegate's answer when ``launch(on:)`` asked for it. Otherwise, with a
     /// delegate that implements `willSend` or `didStart` (or has not shown yet that it does not),
-    /// one trip to the callback queue asks it here (``askDelegateToStart(_:settings:)``).
+    /// one trip to the callback queue asks it here (``askDelegateToStart(settings:)``).
     private func prepare(_ asked: StartAnswer?) async -> (RequestContext, ResponseValidation)? {
-        guard let connection else {
+        var answer = asked
+        if answer == nil {
+            guard let (settings, plan) = planWithoutDelegate() else {
+                cancel(notify: false)
+                return nil
+            }
+            if let plan {
+                answer = (plan, settings, startReported: false)
+            } else {
+                // `nil`: interrupted during the trip to the callback queue, so it has ended.
+                guard let plan = await onCallbackQueue({ [self] in askDelegateToStart(settings: settings) }) else { return nil }
+                answer = (plan, settings, startReported: true)
+            }
+        }
+        guard let answer, let connection else {
             cancel(notify: false)
             return nil
         }
-        let settings: HTTPConnection.Settings
-        let planned: Result<RequestPlan, HTTPConnectionError>?
-        let startReported: Bool
-        if let asked {
-            (planned, settings, startReported) = (asked.plan, asked.settings, true)
-        } else {
-            settings = connection.currentSettings()
-            startReported = connection.delegate(implementingAnyOf: .start) != nil
-            if startReported {
-                planned = await onCallbackQueue { [self] in askDelegateToStart(connection, settings: settings) }
-            } else {
-                planned = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
-            }
-        }
-        switch planned {
-        case nil:
-            return nil  // interrupted during the trip to the callback queue: it has ended
+        switch answer.plan {
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
-            return (begin(plan, startReported: startReported, connection: connection), settings.validation)
+            return (begin(plan, startReported: answer.startReported, connection: connection), answer.settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
         }
     }
 
+    /// The connection's settings, and the plan made at once when the delegate need not be asked
+    /// for the request (`nil` when it must be); `nil` when the connection is gone.
+    private func planWithoutDelegate() -> (HTTPConnection.Settings, Result<RequestPlan, HTTPConnectionError>?)? {
+        guard let connection else { return nil }
+        let settings = connection.currentSettings()
+        if connection.delegate(implementingAnyOf: .start) != nil { return (settings, nil) }
+        return (settings, Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) })
+    }
+
     /// On the callback queue: asks the delegate for the request (`willSend`), resolves the answer
     /// and reports the start, in one trip instead of one each (every trip wakes a thread).
-    /// A request that has already ended is not offered to the delegate: it hears only the end.
-    private func askDelegateToStart(_ connection: HTTPConnection, settings: HTTPConnection.Settings) -> Result<RequestPlan, HTTPConnectionError> {
-        if hasEnded { return .failure(.cancelled) }
+    /// A request that has already ended is not offered to the delegate: it hears only the end;
+    /// nor is one whose (unmanaged) connection has gone.
+    private func askDelegateToStart(settings: HTTPConnection.Settings) -> Result<RequestPlan, HTTPConnectionError> {
+        guard !hasEnded, let connection else { return .failure(.cancelled) }
         let (id, original) = (self.id, request)
         let request = connection.callDelegate(.willSend) { $0.connection(connection, willSend: original, id: id) } ?? original
         let plan = Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) }
@@ -402,8 +418,8 @@ final class RequestTask: Sendable {
 
     // MARK: - Non-terminal events
 
-    /// Reports the start to the `onDidStart` closure when ``prepare()`` made no trip to the
-    /// callback queue (no delegate, or one that leaves `willSend` and `didStart` to the protocol's
+    /// Reports the start to the `onDidStart` closure when no trip to the callback queue asked the
+    /// delegate for the request (no delegate, or one that leaves `willSend` and `didStart` to the protocol's
     /// defaults); otherwise that trip reported it.
     private func emitDidStart() {
         guard let onDidStart = callbacks.onDidStart else { return }
