@@ -89,9 +89,9 @@ public final class HTTPConnection: Sendable {
     // MARK: - Settings
 
     /// Receives the events of every request; held weakly. `nil` by default. A delegate set while
-    /// requests are in flight hears their later events, except the response head and body of a
-    /// request started when no delegate heard them (none was set, or the one set leaves both to
-    /// the protocol's defaults).
+    /// requests are in flight hears their later events, except the response head (and, with
+    /// Courier's transports, the body) of a request started when no delegate heard them (none was
+    /// set, or the one set leaves both to the protocol's defaults).
     public var delegate: (any HTTPConnectionDelegate)? {
         get { delegateReference.withLock { $0.value } }
         set { delegateReference.withLock { $0.value = newValue } }

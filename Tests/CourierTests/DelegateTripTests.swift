@@ -296,7 +296,7 @@ struct DelegateTripTests {
     /// A value the caller's task carries, that the request's own task must see.
     @TaskLocal static var trace: String?
 
-    @Test("an unmanaged request started outside a task does not keep its released connection while the delegate is asked", arguments: TransportUnderTest.allCases)
+    @Test("an unmanaged request does not keep its released connection while its delegate is asked for it, and ends silently", arguments: TransportUnderTest.allCases)
     func unmanagedReleasedWhileAsked(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
@@ -311,7 +311,6 @@ struct DelegateTripTests {
             connection?.delegate = delegate
             queue.suspend()
             let errors = Mutex<Int>(0)
-            // Outside any task, so that the delegate is asked before the request's task starts.
             let started = Atomic<Bool>(false)
             Thread {
                 weakConnection?.get("/echo", lifetime: .unmanaged, onSuccess: { _ in }, onError: { _ in errors.withLock { $0 += 1 } })

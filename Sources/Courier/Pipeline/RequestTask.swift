@@ -59,31 +59,14 @@ final class RequestTask: Sendable {
     /// The connection, while the request has not ended (and, if unmanaged, while it lives).
     var connection: HTTPConnection? { reference.withLock { $0?.connection } }
 
-    /// Starts running the request on a new Swift task.
-    ///
-    /// Called outside any task (a closure request from a thread or a queue), a delegate that
-    /// implements `willSend` or `didStart` (or has not shown yet that it does not) is asked first,
-    /// on the callback queue, and the task starts from there: it then waits for no trip back from
-    /// that queue, which saves a thread wake-up per request. Called from a task, the request's
-    /// task starts at once, so that it inherits the caller's priority and task-local values, and
-    /// asks the delegate itself.
+    /// Starts running the request on a new Swift task, created here so that it inherits the
+    /// caller's priority and task-local values. A request that has already ended starts none
+    /// (one that ends just after gets a task that finds it ended and does nothing).
     /// - Parameter executor: the executor the task prefers (the transport's event loop), or `nil`
     ///   for the global one.
     func launch(on executor: (any TaskExecutor)?) {
-        let inTask = withUnsafeCurrentTask { $0 != nil }
-        guard !inTask, let settings = connection?.currentSettings(), connection?.delegate(implementingAnyOf: .start) != nil else {
-            return start(on: executor, asked: nil)
-        }
-        callbackQueue.async { [self] in
-            start(on: executor, asked: (askDelegateToStart(settings: settings), settings, startReported: true))
-        }
-    }
-
-    /// Starts the request's task, with the delegate's answer if ``launch(on:)`` asked for it. A
-    /// request that has already ended (its end was delivered) starts none.
-    private func start(on executor: (any TaskExecutor)?, asked: StartAnswer?) {
         if hasEnded { return }
-        let task = Task(executorPreference: executor) { await self.run(asked) }
+        let task = Task(executorPreference: executor) { await self.run() }
         let started = state.withLock { state -> Bool in
             guard case .created = state else { return false }
             state = .running(task)
@@ -102,7 +85,7 @@ final class RequestTask: Sendable {
             state = .runningInline
             return true
         }
-        if started { await run(nil) }
+        if started { await run() }
     }
 
     /// Ends a request that could not start (its preparation failed before it was launched) the
@@ -121,12 +104,8 @@ final class RequestTask: Sendable {
 
     // MARK: - Running
 
-    /// The request's plan (or the failure to make one), the connection's settings it was made
-    /// with, and whether the delegate was asked for it (and its start reported on that trip).
-    private typealias StartAnswer = (plan: Result<RequestPlan, HTTPConnectionError>, settings: HTTPConnection.Settings, startReported: Bool)
-
-    private func run(_ asked: StartAnswer?) async {
-        guard let (context, validation) = await prepare(asked) else { return }
+    private func run() async {
+        guard let (context, validation) = await prepare() else { return }
         do {
             let response = try await pipeline.send(context.plan.transportRequest, context: context)
             await complete(response, validation: validation, streams: context.streamsResponse)
@@ -138,7 +117,7 @@ final class RequestTask: Sendable {
     /// Arms the deadline, reports the start (unless the trip that asked the delegate for the
     /// request did) and makes the pipeline's context. Whether the delegate hears the response's
     /// head and body is decided here, for the delegate of the moment: one set later hears them
-    /// from the next request on. Not inlined into ``run(_:)``, whose frame every request holds
+    /// from the next request on. Not inlined into ``run()``, whose frame every request holds
     /// while it waits on the network.
     @inline(never)
     private func begin(_ plan: RequestPlan, startReported: Bool, connection: HTTPConnection) -> RequestContext {
@@ -253,33 +232,30 @@ final class RequestTask: Sendable {
     /// apply. The connection is held only here, and not across the trip to the callback queue, so
     /// that an unmanaged request never keeps its connection alive while it waits.
     ///
-    /// `asked` is the delegate's answer when ``launch(on:)`` asked for it. Otherwise, with a
-    /// delegate that implements `willSend` or `didStart` (or has not shown yet that it does not),
-    /// one trip to the callback queue asks it here (``askDelegateToStart(settings:)``).
-    private func prepare(_ asked: StartAnswer?) async -> (RequestContext, ResponseValidation)? {
-        var answer = asked
-        if answer == nil {
-            guard let (settings, plan) = planWithoutDelegate() else {
-                cancel(notify: false)
-                return nil
-            }
-            if let plan {
-                answer = (plan, settings, startReported: false)
-            } else {
-                // `nil`: interrupted during the trip to the callback queue, so it has ended.
-                guard let plan = await onCallbackQueue({ [self] in askDelegateToStart(settings: settings) }) else { return nil }
-                answer = (plan, settings, startReported: true)
-            }
-        }
-        guard let answer, let connection else {
+    /// With a delegate that implements `willSend` or `didStart` (or has not shown yet that it does
+    /// not), one trip to the callback queue asks it for the request (``askDelegateToStart(settings:)``).
+    private func prepare() async -> (RequestContext, ResponseValidation)? {
+        guard let (settings, madeHere) = planWithoutDelegate() else {
             cancel(notify: false)
             return nil
         }
-        switch answer.plan {
+        let planned: Result<RequestPlan, HTTPConnectionError>
+        if let madeHere {
+            planned = madeHere
+        } else {
+            // `nil`: interrupted during the trip to the callback queue, so it has ended.
+            guard let answer = await onCallbackQueue({ [self] in askDelegateToStart(settings: settings) }) else { return nil }
+            planned = answer
+        }
+        guard let connection else {
+            cancel(notify: false)
+            return nil
+        }
+        switch planned {
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
-            return (begin(plan, startReported: answer.startReported, connection: connection), answer.settings.validation)
+            return (begin(plan, startReported: madeHere == nil, connection: connection), settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
