@@ -327,6 +327,65 @@ struct DelegateTripTests {
         }
     }
 
+    @Test("beside a delegate that implements nothing, closures still hear everything: the start once, upload progress to the end, redirects followed")
+    func closuresBesideASilentDelegate() async throws {
+        try await withConnection(.native, delegate: SilentDelegate()) { connection, _, server in
+            await sendAndSettle(connection, "/echo")
+            let learned = connection.requestCallbackQueue.trips
+
+            let starts = Mutex<[RequestID]>([])
+            let done = Atomic<Int>(0)
+            var ids: [RequestID] = []
+            for _ in 0..<3 {
+                ids.append(connection.get("/echo", onDidStart: { id in starts.withLock { $0.append(id) } },
+                                          onSuccess: { _ in done.add(1, ordering: .releasing) },
+                                          onError: { error in Issue.record("request failed: \(error)") }))
+            }
+            #expect(await eventually { done.load(ordering: .acquiring) == 3 })
+            connection.callbackQueue.sync {}
+            #expect(starts.withLock { $0.sorted() } == ids.sorted())
+            #expect(connection.requestCallbackQueue.trips - learned == 3 * 2, "the start and the end, per request")
+
+            let size = 200_000
+            let file = try TemporaryFile(size: size)
+            defer { file.remove() }
+            // The first upload shows that the delegate leaves didSendBodyData to the default; the
+            // second's closure must still hear every report.
+            for _ in 1...2 {
+                let progress = Mutex<[Int64]>([])
+                var upload = HTTPRequest(.put, "/echo", body: try .file(file.url))
+                upload.onUploadProgress = { sent, _ in progress.withLock { $0.append(sent) } }
+                _ = try await connection.send(upload)
+                #expect(await eventually { progress.withLock { $0.last } == Int64(size) })
+                connection.callbackQueue.sync {}
+            }
+
+            let target = "\(server.baseURL.absoluteString)/echo".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            for _ in 1...2 {
+                let response = try await connection.get("/redirect-to?url=\(target)")
+                #expect(response.status.code == 200)
+            }
+            #expect(server.requestCount(path: "/redirect-to") == 2)
+        }
+    }
+
+    @Test("a delegate asked for every request starts each once, for the closure too", arguments: TransportUnderTest.allCases)
+    func askedDelegateStartsOnce(transport: TransportUnderTest) async throws {
+        try await withConnection(transport, delegate: AskingDelegate()) { connection, _, _ in
+            let starts = Mutex<[RequestID]>([])
+            let done = Atomic<Int>(0)
+            var ids: [RequestID] = []
+            for _ in 0..<3 {
+                ids.append(connection.get("/echo", onDidStart: { id in starts.withLock { $0.append(id) } },
+                                          onSuccess: { _ in done.add(1, ordering: .releasing) },
+                                          onError: { error in Issue.record("request failed: \(error)") }))
+            }
+            #expect(await eventually { done.load(ordering: .acquiring) == 3 })
+            connection.callbackQueue.sync {}
+            #expect(starts.withLock { $0.sorted() } == ids.sorted())
+        }
+    }
+
     @Test("a delegate of another type is asked again, and a method calling a default is still heard", arguments: TransportUnderTest.allCases)
     func anotherTypeIsAskedAgain(transport: TransportUnderTest) async throws {
         try await withConnection(transport, delegate: SilentDelegate()) { connection, _, _ in
