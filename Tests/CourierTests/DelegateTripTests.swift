@@ -178,6 +178,22 @@ struct DelegateTripTests {
         #expect(await eventually { done.load(ordering: .acquiring) })
     }
 
+    /// Sends three closure requests and checks that each one's `onDidStart` ran exactly once, once
+    /// every call the callback queue had for them has run.
+    func expectEachStartedOnce(_ connection: HTTPConnection) async {
+        let starts = Mutex<[RequestID]>([])
+        let done = Atomic<Int>(0)
+        var ids: [RequestID] = []
+        for _ in 0..<3 {
+            ids.append(connection.get("/echo", onDidStart: { id in starts.withLock { $0.append(id) } },
+                                      onSuccess: { _ in done.add(1, ordering: .releasing) },
+                                      onError: { error in Issue.record("request failed: \(error)") }))
+        }
+        #expect(await eventually { done.load(ordering: .acquiring) == 3 })
+        connection.callbackQueue.sync {}
+        #expect(starts.withLock { $0.sorted() } == ids.sorted())
+    }
+
     @Test("a delegate that implements nothing costs no trip after the first request", arguments: TransportUnderTest.allCases)
     func silentDelegateMakesNoTrip(transport: TransportUnderTest) async throws {
         try await withConnection(transport, delegate: SilentDelegate()) { connection, _, _ in
@@ -333,17 +349,7 @@ struct DelegateTripTests {
             await sendAndSettle(connection, "/echo")
             let learned = connection.requestCallbackQueue.trips
 
-            let starts = Mutex<[RequestID]>([])
-            let done = Atomic<Int>(0)
-            var ids: [RequestID] = []
-            for _ in 0..<3 {
-                ids.append(connection.get("/echo", onDidStart: { id in starts.withLock { $0.append(id) } },
-                                          onSuccess: { _ in done.add(1, ordering: .releasing) },
-                                          onError: { error in Issue.record("request failed: \(error)") }))
-            }
-            #expect(await eventually { done.load(ordering: .acquiring) == 3 })
-            connection.callbackQueue.sync {}
-            #expect(starts.withLock { $0.sorted() } == ids.sorted())
+            await expectEachStartedOnce(connection)
             #expect(connection.requestCallbackQueue.trips - learned == 3 * 2, "the start and the end, per request")
 
             let size = 200_000
@@ -372,17 +378,7 @@ struct DelegateTripTests {
     @Test("a delegate asked for every request starts each once, for the closure too", arguments: TransportUnderTest.allCases)
     func askedDelegateStartsOnce(transport: TransportUnderTest) async throws {
         try await withConnection(transport, delegate: AskingDelegate()) { connection, _, _ in
-            let starts = Mutex<[RequestID]>([])
-            let done = Atomic<Int>(0)
-            var ids: [RequestID] = []
-            for _ in 0..<3 {
-                ids.append(connection.get("/echo", onDidStart: { id in starts.withLock { $0.append(id) } },
-                                          onSuccess: { _ in done.add(1, ordering: .releasing) },
-                                          onError: { error in Issue.record("request failed: \(error)") }))
-            }
-            #expect(await eventually { done.load(ordering: .acquiring) == 3 })
-            connection.callbackQueue.sync {}
-            #expect(starts.withLock { $0.sorted() } == ids.sorted())
+            await expectEachStartedOnce(connection)
         }
     }
 
