@@ -24,4 +24,30 @@ static inline uint64_t courier_ssl_op_no_renegotiation(void) {
 static inline uint64_t courier_ssl_op_no_compression(void) {
     return SSL_OP_NO_COMPRESSION;
 }
+// STACK_OF(X509)'s accessors are function-like macros too.
+
+/// sk_X509_num: the number of certificates in a stack (-1 for NULL).
+static inline int courier_sk_X509_num(const STACK_OF(X509) *stack) {
+    return sk_X509_num(stack);
+}
+
+/// sk_X509_value: the certificate at an index, or NULL.
+static inline X509 *courier_sk_X509_value(const STACK_OF(X509) *stack, int index) {
+    return sk_X509_value(stack, index);
+}
+
+/// sk_X509_new_null: an empty stack.
+static inline STACK_OF(X509) *courier_sk_X509_new_null(void) {
+    return sk_X509_new_null();
+}
+
+/// sk_X509_push: appends a certificate (the stack takes the caller's reference); 0 on failure.
+static inline int courier_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate) {
+    return sk_X509_push(stack, certificate);
+}
+
+/// sk_X509_pop_free(stack, X509_free): frees a stack and drops its references.
+static inline void courier_sk_X509_free_all(STACK_OF(X509) *stack) {
+    sk_X509_pop_free(stack, X509_free);
+}
 #endif
