@@ -101,8 +101,8 @@ extension TLSClientSession {
     /// Classifies a failed `SSL_do_handshake`.
     ///
     /// OpenSSL's verify result is consulted only when chain verification is on:
-    /// without it OpenSSL still records why the chain would have failed, but that
-    /// is not why the handshake failed.
+    /// without it the chain is not verified (``verifyChain(_:)``), so a failed
+    /// verification is never why the handshake failed.
     ///
     /// - Parameter code: the result of `SSL_get_error`.
     /// - Returns: the error to throw, with OpenSSL's verify result and error queue.

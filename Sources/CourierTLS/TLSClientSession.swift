@@ -22,7 +22,9 @@ import Glibc
 ///
 /// Certificate verification happens inside the handshake: chain and host name
 /// by OpenSSL (`SSL_VERIFY_PEER`, `X509_VERIFY_PARAM_set1_host` /
-/// `set1_ip_asc`), then the configured pins on the leaf certificate.
+/// `set1_ip_asc`) unless the context verified the same chain for the same name
+/// recently (``reusedVerifiedChain``), then the configured pins on the leaf
+/// certificate.
 ///
 /// A session is not `Sendable`: it belongs to one connection and must be used
 /// from one thread at a time (OpenSSL's error queue is per thread). Once a call
@@ -66,6 +68,11 @@ public final class TLSClientSession {
     let peer: String
     /// The context's session cache; `nil` when resumption is off.
     let sessionCache: TLSSessionCache?
+    /// The context's verified chains; `nil` when chain verification is off.
+    let verifiedChains: VerifiedChainCache?
+    /// Whether the server's chain was found among the chains the context verified before,
+    /// instead of being verified again (see ``TLSContext``).
+    public internal(set) var reusedVerifiedChain = false
     /// Whether a cached session was offered in the ClientHello.
     public internal(set) var offeredResumption = false
     /// Sessions issued during the handshake (TLS 1.2), cached only once every check passed.
@@ -130,6 +137,7 @@ public final class TLSClientSession {
         self.serverNameIsIPAddress = isIPAddress
         self.peer = name.utf8.contains(UInt8(ascii: ":")) ? "[\(name)]:\(port)" : "\(name):\(port)"
         self.sessionCache = context.sessionCache
+        self.verifiedChains = context.verifiedChains
 
         // From here on, deinit frees `ssl` if configuring it fails.
         // Unretained: the SSL object, and with it every callback, lives no longer than `self`.

@@ -23,6 +23,13 @@ import Foundation
 /// offers one: the resumed handshake skips the server's certificate and the
 /// key exchange's signature. Sessions never leave the context, so they are
 /// never offered under other trust roots, pins or verification settings.
+///
+/// With chain verification on, the context also keeps the chains it verified
+/// (``VerifiedChainCache``, at most 64 for up to 10 minutes each, and only
+/// while every certificate of the chain is valid): a new connection whose
+/// server presents the same certificates for the same name skips rebuilding
+/// and re-checking the chain. The server's proof that it holds the
+/// certificate's key, and the pins, are still checked on every connection.
 public final class TLSContext: Sendable {
     /// The configuration this context was built from.
     public let configuration: TLSConfiguration
@@ -38,6 +45,9 @@ public final class TLSContext: Sendable {
 
     /// The sessions this context may resume; `nil` when resumption is off.
     let sessionCache: TLSSessionCache?
+
+    /// The chains this context verified; `nil` when chain verification is off.
+    let verifiedChains: VerifiedChainCache?
 
     /// Builds a context.
     ///
@@ -63,6 +73,7 @@ public final class TLSContext: Sendable {
         self.configuration = configuration
         self.context = context
         self.sessionCache = configuration.resumesSessions ? TLSSessionCache() : nil
+        self.verifiedChains = configuration.verifyCertificate ? VerifiedChainCache() : nil
         if configuration.resumesSessions {
             // Client-side caching only calls the callback; the cache is ours, not OpenSSL's.
             OpenSSL.setSessionCacheMode(context, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE | SSL_SESS_CACHE_NO_INTERNAL_LOOKUP)
@@ -94,6 +105,8 @@ public final class TLSContext: Sendable {
         // it OpenSSL still completes the handshake and the session checks what
         // it was asked to check (host name, pins) itself.
         SSL_CTX_set_verify(context, configuration.verifyCertificate ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nil)
+        // The session verifies the chain, or finds it verified already (VerifiedChainCache).
+        SSL_CTX_set_cert_verify_callback(context, TLSClientSession.chainVerificationCallback, nil)
 
         switch configuration.trustRoots {
         case .system:

@@ -1,0 +1,50 @@
+import COpenSSL
+
+extension TLSClientSession {
+    /// OpenSSL's chain verification (`SSL_CTX_set_cert_verify_callback`), installed by every
+    /// ``TLSContext``; it runs when the server's certificates arrive.
+    ///
+    /// Returns what ``verifyChain(_:)`` returns for the session that owns the handshake.
+    static let chainVerificationCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { storeContext, _ in
+        guard let storeContext else { return 0 }
+        guard let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
+              let owner = SSL_get_ex_data(OpaquePointer(ssl), TLSClientSession.ownerIndex) else {
+            return X509_verify_cert(storeContext)
+        }
+        return Unmanaged<TLSClientSession>.fromOpaque(owner).takeUnretainedValue().verifyChain(storeContext)
+    }
+
+    /// Verifies the server's chain, or finds that the context verified the same chain for the
+    /// same name a short while ago (``VerifiedChainCache``).
+    ///
+    /// - With chain verification off, nothing is verified: the handshake would go on whatever
+    ///   the answer, and the session checks what it was asked to (``verifyAfterHandshake()``).
+    /// - On a cache hit the verification's result is the cached chain (with this handshake's
+    ///   leaf) and no error, as if OpenSSL had verified it again.
+    /// - Otherwise OpenSSL verifies it (`X509_verify_cert`), and a chain that verified is kept.
+    ///
+    /// - Parameter storeContext: the `X509_STORE_CTX` that OpenSSL set up for the handshake.
+    /// - Returns: 1 when the chain is trusted or not being verified; otherwise
+    ///   `X509_verify_cert`'s result, with the reason in the store context.
+    func verifyChain(_ storeContext: OpaquePointer) -> Int32 {
+        guard configuration.verifyCertificate else { return 1 }
+        guard let cache = verifiedChains,
+              let key = VerifiedChainStore<VerifiedChain>.Key(presentedTo: storeContext, serverName: verificationName,
+                                                              isIPAddress: serverNameIsIPAddress) else {
+            return X509_verify_cert(storeContext)
+        }
+        if let chain = cache.chain(for: key), let leaf = X509_STORE_CTX_get0_cert(storeContext),
+           let stack = chain.stack(leaf: leaf) {
+            X509_STORE_CTX_set0_verified_chain(storeContext, stack)
+            X509_STORE_CTX_set_error(storeContext, X509_V_OK)
+            reusedVerifiedChain = true
+            return 1
+        }
+        let result = X509_verify_cert(storeContext)
+        if result == 1, X509_STORE_CTX_get_error(storeContext) == X509_V_OK,
+           let verified = X509_STORE_CTX_get0_chain(storeContext), let chain = VerifiedChain(copying: verified) {
+            cache.insert(chain, for: key)
+        }
+        return result
+    }
+}
