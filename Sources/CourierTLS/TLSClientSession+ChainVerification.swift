@@ -20,7 +20,11 @@ extension TLSClientSession {
     /// - With chain verification off, nothing is verified: the handshake would go on whatever
     ///   the answer, and the session checks what it was asked to (``verifyAfterHandshake()``).
     /// - On a cache hit the verification's result is the cached chain (with this handshake's
-    ///   leaf) and no error, as if OpenSSL had verified it again.
+    ///   leaf) and no error: the handshake's verify result and verified chain are what a fresh
+    ///   verification would leave. OpenSSL's record of the matched name
+    ///   (`SSL_get0_peername`) stays empty; Courier does not read it.
+    /// - When the verification depends on more than the cache's key (revocation lists, a
+    ///   verify callback, neither of which Courier sets), OpenSSL verifies without the cache.
     /// - Otherwise OpenSSL verifies it (`X509_verify_cert`), and a chain that verified is kept.
     ///
     /// - Parameter storeContext: the `X509_STORE_CTX` that OpenSSL set up for the handshake.
@@ -28,7 +32,7 @@ extension TLSClientSession {
     ///   `X509_verify_cert`'s result, with the reason in the store context.
     func verifyChain(_ storeContext: OpaquePointer) -> Int32 {
         guard configuration.verifyCertificate else { return 1 }
-        guard let cache = verifiedChains,
+        guard let cache = verifiedChains, Self.dependsOnlyOnKey(storeContext, ssl: ssl),
               let key = VerifiedChainStore<VerifiedChain>.Key(presentedTo: storeContext, serverName: verificationName,
                                                               isIPAddress: serverNameIsIPAddress) else {
             return X509_verify_cert(storeContext)
@@ -46,5 +50,15 @@ extension TLSClientSession {
             cache.insert(chain, for: key)
         }
         return result
+    }
+
+    /// Whether a verification in `storeContext` depends only on the cache's key and the
+    /// context's fixed settings: no revocation lists to consult, no verify callback to run.
+    private static func dependsOnlyOnKey(_ storeContext: OpaquePointer, ssl: OpaquePointer) -> Bool {
+        guard SSL_get_verify_callback(ssl) == nil, let parameters = X509_STORE_CTX_get0_param(storeContext) else {
+            return false
+        }
+        let revocationFlags = UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL)
+        return X509_VERIFY_PARAM_get_flags(parameters) & revocationFlags == 0
     }
 }

@@ -6,14 +6,18 @@ import Synchronization
 /// presents the same chain under the same name does not verify it again; safe to use from any
 /// thread.
 ///
-/// Verifying a chain (building it to a trusted root and checking each signature) gives the
-/// same answer every time for the same certificates, name, trust store and time. The cache is
-/// keyed by the first three (the trust store is the context's own), and an entry is used only
-/// inside the chain's validity period and for at most ``lifetime`` nanoseconds, so that a
-/// trust store read from disk is consulted again at least that often. Only chains that
-/// verified are kept. The handshake still checks, on every connection, that the server holds
-/// the leaf certificate's private key (its CertificateVerify signature), and the session still
-/// checks the pins. The rules are those of ``VerifiedChainStore``.
+/// Verifying a chain (building it to a trusted root and checking each signature, the
+/// purpose, the key sizes and the name) gives the same answer every time for the same
+/// certificates, name, verification settings and time. The settings are the context's own and
+/// fixed: its trust store, purpose, depth, host-name flags and security level; no revocation
+/// lists, no DANE, no verify callback (``TLSClientSession/verifyChain(_:)`` verifies afresh
+/// if that ever changes). So the cache is keyed by the presented certificates and the name,
+/// and an entry is used only inside the chain's validity period and for at most ``lifetime``
+/// nanoseconds: the lifetime bounds how long one answer is reused, not how often the trust
+/// store is read (it is read once, when the context is made). Only chains that verified are
+/// kept. The handshake still checks, on every connection, that the server holds the leaf
+/// certificate's private key (its CertificateVerify signature), and the session still checks
+/// the pins. The rules are those of ``VerifiedChainStore``.
 final class VerifiedChainCache: Sendable {
     /// The most chains kept.
     static let capacity = 64
@@ -47,8 +51,9 @@ final class VerifiedChainCache: Sendable {
     }
 
     private static func now() -> VerifiedChainStore<VerifiedChain>.Moment {
+        // CLOCK_BOOTTIME keeps counting while the machine is suspended, so the lifetime is real time.
         var monotonic = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        clock_gettime(CLOCK_BOOTTIME, &monotonic)
         return .init(monotonic: UInt64(monotonic.tv_sec) &* 1_000_000_000 &+ UInt64(monotonic.tv_nsec),
                      wallSeconds: Int64(time(nil)))
     }
@@ -57,8 +62,9 @@ final class VerifiedChainCache: Sendable {
 /// A certificate chain OpenSSL verified, holding one reference to each certificate.
 final class VerifiedChain: Sendable {
     /// The certificates, leaf first. `nonisolated(unsafe)` because raw pointers are not
-    /// `Sendable`; sharing them is safe: a parsed certificate is never changed, and OpenSSL
-    /// counts its references atomically.
+    /// `Sendable`; sharing them between threads is safe as OpenSSL shares the certificates of
+    /// a trust store: it counts references atomically and fills a certificate's lazily computed
+    /// fields (extension flags, digest) under the certificate's own lock.
     nonisolated(unsafe) private let certificates: [OpaquePointer]
     /// When every certificate of the chain is valid.
     let validity: VerifiedChainStore<VerifiedChain>.Validity

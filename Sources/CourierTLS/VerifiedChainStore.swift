@@ -12,7 +12,9 @@
 /// - At most ``capacity`` entries are kept; past it the unusable ones go, then the oldest.
 /// - Storing under a key that is already present replaces the entry and restarts its lifetime.
 struct VerifiedChainStore<Chain> {
-    /// What a verification depended on, besides the context's fixed trust settings.
+    /// What a verification depended on, besides the context's fixed verification settings
+    /// (trust store, purpose, depth, host-name flags, security level; see
+    /// ``VerifiedChainCache``).
     struct Key: Hashable {
         /// The name checked against the certificate: a DNS name or an IP address literal.
         let serverName: String
@@ -28,18 +30,20 @@ struct VerifiedChainStore<Chain> {
     struct Validity: Equatable {
         /// The first second at which every certificate of the chain is valid.
         let notBefore: Int64
-        /// The last second at which every certificate of the chain is valid.
+        /// The first second at which a certificate of the chain has expired: OpenSSL counts a
+        /// certificate as expired from its `notAfter` on (`X509_cmp_time`).
         let notAfter: Int64
 
-        /// Whether `seconds` lies in the validity period.
+        /// Whether every certificate of the chain is valid at `seconds`, by OpenSSL's rule:
+        /// `notBefore` ≤ `seconds` < `notAfter`.
         func contains(_ seconds: Int64) -> Bool {
-            notBefore <= seconds && seconds <= notAfter
+            notBefore <= seconds && seconds < notAfter
         }
     }
 
     /// The two clocks a look-up is judged by.
     struct Moment {
-        /// The monotonic clock in nanoseconds: how long an entry has been kept.
+        /// A clock that never goes back, in nanoseconds: how long an entry has been kept.
         let monotonic: UInt64
         /// The wall clock in seconds since 1970: whether the certificates are valid.
         let wallSeconds: Int64

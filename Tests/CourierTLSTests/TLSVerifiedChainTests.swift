@@ -17,12 +17,13 @@ struct TLSVerifiedChainTests {
         return client.session
     }
 
-    @Test("the second full handshake to a server finds its chain verified; another context verifies it again")
-    func reused() throws {
+    @Test("the second full handshake to a server finds its chain verified; another context verifies it again",
+          arguments: [["-tls1_3"], ["-tls1_2"]])
+    func reused(_ arguments: [String]) throws {
         let pki = try TestPKI.make()
         defer { pki.remove() }
         let leaf = try pki.issue("localhost", subjectAltName: "DNS:localhost")
-        try withServer(leaf, arguments: ["-tls1_3"]) { server throws in
+        try withServer(leaf, arguments: arguments) { server throws in
             let configuration = TLSConfiguration(trustRoots: .pem(pki.caPEM), resumesSessions: false)
             let context = try TLSContext(configuration: configuration)
             let first = try handshake(server.port, context)
@@ -45,8 +46,32 @@ struct TLSVerifiedChainTests {
             let context = try TLSContext(configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM), resumesSessions: false))
             _ = try handshake(server.port, context)
             #expect(try handshake(server.port, context).reusedVerifiedChain)
-            #expect(throws: TLSError.hostnameMismatch) { try handshake(server.port, context, serverName: "127.0.0.1") }
+            for name in ["other.test", "127.0.0.1"] {
+                let client = try TLSTestClient(port: server.port, context: context, serverName: name)
+                #expect(throws: TLSError.hostnameMismatch, "\(name)") { try client.handshake() }
+                #expect(!client.session.reusedVerifiedChain, "\(name)")
+            }
         }
+    }
+
+    @Test("a chain through an intermediate is found again only with the intermediate: the same leaf sent alone fails with untrustedCertificate")
+    func intermediate() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let (leaf, intermediatePath) = try pki.issueThroughIntermediate("localhost", subjectAltName: "DNS:localhost")
+        let context = try TLSContext(configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM), resumesSessions: false))
+        let withChain = try OpenSSLServerProcess.start(leaf: leaf, extraArguments: ["-tls1_3", "-cert_chain", intermediatePath])
+        let port = withChain.port
+        do {
+            defer { withChain.stop() }
+            #expect(!(try handshake(port, context)).reusedVerifiedChain)
+            #expect(try handshake(port, context).reusedVerifiedChain)
+        }
+        let leafAlone = try OpenSSLServerProcess.start(leaf: leaf, extraArguments: ["-tls1_3"], port: port)
+        defer { leafAlone.stop() }
+        let client = try TLSTestClient(port: port, context: context, serverName: "localhost")
+        #expect(throws: TLSError.untrustedCertificate) { try client.handshake() }
+        #expect(!client.session.reusedVerifiedChain)
     }
 
     @Test("after a chain is cached, an untrusted server on the same port and name fails with untrustedCertificate")
@@ -100,7 +125,11 @@ struct TLSVerifiedChainTests {
             for _ in 0..<2 {
                 #expect(!(try handshake(server.port, context)).reusedVerifiedChain)
             }
-            #expect(throws: TLSError.hostnameMismatch) { try handshake(server.port, context, serverName: "127.0.0.1") }
+            for name in ["other.test", "127.0.0.1"] {
+                let client = try TLSTestClient(port: server.port, context: context, serverName: name)
+                #expect(throws: TLSError.hostnameMismatch, "\(name)") { try client.handshake() }
+                #expect(!client.session.reusedVerifiedChain, "\(name)")
+            }
         }
     }
 }

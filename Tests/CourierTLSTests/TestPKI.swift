@@ -99,6 +99,42 @@ struct TestPKI {
         return leaf(name)
     }
 
+    /// Creates an intermediate CA signed by the CA, and a server certificate it signs.
+    ///
+    /// - Parameters:
+    ///   - name: a file name stem, unique within this PKI (the intermediate is `name-ca`).
+    ///   - subjectAltName: the server certificate's names, e.g. `"DNS:localhost"`.
+    /// - Returns: the server certificate, and the path of the intermediate's certificate (for
+    ///   `s_server -cert_chain`).
+    func issueThroughIntermediate(_ name: String, subjectAltName: String) throws -> (leaf: Leaf, intermediatePath: String) {
+        let intermediate = "\(name)-ca"
+        try """
+        [ intermediate ]
+        basicConstraints = critical, CA:TRUE, pathlen:0
+        keyUsage = critical, keyCertSign, cRLSign
+        subjectKeyIdentifier = hash
+        authorityKeyIdentifier = keyid
+        [ leaf ]
+        basicConstraints = critical, CA:FALSE
+        keyUsage = critical, digitalSignature
+        extendedKeyUsage = serverAuth
+        subjectAltName = \(subjectAltName)
+
+        """.write(to: directory.appendingPathComponent("\(name).ext"), atomically: true, encoding: .utf8)
+        for stem in [intermediate, name] {
+            try OpenSSLTool.run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                 "-nodes", "-keyout", "\(stem).key", "-out", "\(stem).csr", "-subj", "/CN=\(stem)"],
+                                in: directory)
+        }
+        try OpenSSLTool.run(["ca", "-batch", "-config", "ca.cnf", "-extfile", "\(name).ext", "-extensions", "intermediate",
+                             "-cert", "ca.pem", "-keyfile", "ca.key", "-in", "\(intermediate).csr",
+                             "-out", "\(intermediate).pem", "-notext", "-days", "2"], in: directory)
+        try OpenSSLTool.run(["x509", "-req", "-in", "\(name).csr", "-CA", "\(intermediate).pem",
+                             "-CAkey", "\(intermediate).key", "-CAcreateserial", "-sha256", "-days", "2",
+                             "-extfile", "\(name).ext", "-extensions", "leaf", "-out", "\(name).pem"], in: directory)
+        return (leaf(name), directory.appendingPathComponent("\(intermediate).pem").path)
+    }
+
     /// Creates a self-signed server certificate (not signed by the CA).
     func selfSigned(_ name: String, subjectAltName: String) throws -> Leaf {
         try OpenSSLTool.run(["req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
