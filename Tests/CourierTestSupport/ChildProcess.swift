@@ -110,9 +110,13 @@ package struct ChildProcess: Sendable {
         _ = Glibc.kill(-pid, SIGKILL)
     }
 
-    /// Kills the child and its guard (SIGKILL to the group) and reaps the guard.
+    /// Kills the child and its guard (SIGKILL to the group), reaps the guard, and waits (10 s at
+    /// most) until the rest of the group has ended. The child is the guard's, not ours: without
+    /// the wait it may still hold its listening socket for a moment after the guard is reaped,
+    /// and a connection to a peer the test has just stopped would be accepted, then reset.
     package func kill() {
         _ = Glibc.kill(-pid, SIGKILL)
         wait()
+        for _ in 0..<500 where Glibc.kill(-pid, 0) == 0 { usleep(20_000) }
     }
 }
