@@ -106,17 +106,52 @@ package struct ChildProcess: Sendable {
     package func stop(with signal: Int32) {
         _ = Glibc.kill(-pid, signal)
         wait()
-        for _ in 0..<500 where Glibc.kill(-pid, 0) == 0 { usleep(20_000) }
+        waitUntilGroupEnded(polls: 500, interval: 20_000)
         _ = Glibc.kill(-pid, SIGKILL)
     }
 
-    /// Kills the child and its guard (SIGKILL to the group), reaps the guard, and waits (10 s at
+    /// Kills the child and its guard (SIGKILL to the group), reaps the guard, and waits (2 s at
     /// most) until the rest of the group has ended. The child is the guard's, not ours: without
     /// the wait it may still hold its listening socket for a moment after the guard is reaped,
     /// and a connection to a peer the test has just stopped would be accepted, then reset.
     package func kill() {
         _ = Glibc.kill(-pid, SIGKILL)
         wait()
-        for _ in 0..<500 where Glibc.kill(-pid, 0) == 0 { usleep(20_000) }
+        waitUntilGroupEnded(polls: 400, interval: 5_000)
+    }
+
+    /// Polls until no process of the group runs. A process that has ended but is not yet reaped
+    /// (a zombie, whose files are closed) counts as ended: orphans are reaped by the system's
+    /// init, which can take a second.
+    private func waitUntilGroupEnded(polls: Int, interval: useconds_t) {
+        var polled = 0
+        while polled < polls, groupHasRunningProcess() {
+            usleep(interval)
+            polled += 1
+        }
+    }
+
+    /// Whether a process of the group, other than a zombie, exists (from `/proc/<pid>/stat`,
+    /// read with plain system calls; a scan takes about a millisecond).
+    private func groupHasRunningProcess() -> Bool {
+        guard Glibc.kill(-pid, 0) == 0, let directory = opendir("/proc") else { return false }
+        defer { closedir(directory) }
+        let group = String(pid)
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let first = name.utf8.first, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { continue }
+            let file = open("/proc/\(name)/stat", O_RDONLY)
+            guard file >= 0 else { continue }
+            let count = read(file, &buffer, buffer.count)
+            close(file)
+            guard count > 0 else { continue }
+            let stat = String(decoding: buffer[0..<count], as: UTF8.self)
+            guard let nameEnd = stat.lastIndex(of: ")") else { continue }
+            // After the name: state, parent, process group, ...
+            let fields = stat[stat.index(after: nameEnd)...].split(separator: " ", maxSplits: 3)
+            if fields.count > 2, fields[2] == group, fields[0] != "Z" { return true }
+        }
+        return false
     }
 }
