@@ -13,6 +13,8 @@ final class ChildProcess: Sendable {
         var cpuSeconds: Double
         /// The child's peak resident memory (`ru_maxrss`), in KiB.
         var peakResidentKiB: Int
+        /// The child's context switches, voluntary and involuntary, over its whole run.
+        var contextSwitches: Int
     }
 
     /// The process id.
@@ -92,7 +94,8 @@ final class ChildProcess: Sendable {
             guard wait4(pid, &status, WNOHANG, &usage) == pid else { return nil }
             let signal = status & 0x7f
             let code = signal == 0 ? (status >> 8) & 0xff : 128 + signal
-            exit = Exit(status: code, cpuSeconds: usage.totalCPUSeconds, peakResidentKiB: usage.ru_maxrss)
+            exit = Exit(status: code, cpuSeconds: usage.totalCPUSeconds, peakResidentKiB: usage.ru_maxrss,
+                        contextSwitches: usage.contextSwitches)
             ChildRegistry.shared.remove(pid)
             return exit
         }

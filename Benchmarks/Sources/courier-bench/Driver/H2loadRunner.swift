@@ -34,6 +34,7 @@ struct H2loadRunner {
         }
         var result = try Self.parse(text())
         result.cpuSeconds = exit.cpuSeconds
+        result.contextSwitches = exit.contextSwitches
         result.peakResidentKiB = exit.peakResidentKiB
         result.peakThreads = 1
         return result

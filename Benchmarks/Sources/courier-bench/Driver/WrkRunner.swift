@@ -44,6 +44,7 @@ struct WrkRunner {
         }
         var result = try Self.parse((try? String(contentsOfFile: report, encoding: .utf8)) ?? "")
         result.cpuSeconds = exit.cpuSeconds
+        result.contextSwitches = exit.contextSwitches
         result.peakResidentKiB = exit.peakResidentKiB
         result.peakThreads = threads + 1
         return result

@@ -27,6 +27,8 @@ struct ClientSummary: Sendable {
     var peakGrowthKiB: Int? { results.map { $0.peakResidentKiB - $0.startResidentKiB }.max() }
     /// Median CPU seconds per request.
     var cpuPerRequest: Double? { median { $0.cpuPerRequest } }
+    /// Median context switches per request.
+    var switchesPerRequest: Double? { median { $0.switchesPerRequest } }
     /// Median wall-clock seconds of the measured phase.
     var elapsed: Double? { median(\.elapsed) }
     /// The highest peak resident memory of any round, in KiB.

@@ -49,6 +49,12 @@ enum Format {
         return String(format: value < 10 ? "%.2f×" : "%.1f×", value)
     }
 
+    /// A count per request, to one decimal: `3.2`.
+    static func perRequest(_ value: Double?) -> String {
+        guard let value, value.isFinite else { return "–" }
+        return String(format: "%.1f", value)
+    }
+
     /// A fraction as a percentage: `99.9 %`.
     static func percent(_ value: Double?) -> String {
         guard let value else { return "–" }

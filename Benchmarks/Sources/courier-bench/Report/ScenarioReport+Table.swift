@@ -28,7 +28,7 @@ extension ScenarioReport {
         let ceiling = scenario.ceiling
         let wrk = summary(ceiling)?.requestsPerSecond
         let ahc = summary(.asyncHTTPClient)?.requestsPerSecond
-        var header = ["client", "req/s", "p50", "p99", "CPU/req", "peak RSS"]
+        var header = ["client", "req/s", "p50", "p99", "CPU/req", "switches/req", "peak RSS"]
         if scenario.kind == .cache { header.append("from cache") }
         let tls = measured.contains { $0.tlsDescription != nil }
         if tls { header += ["TLS (server's view)", "resumed"] }
@@ -42,7 +42,7 @@ extension ScenarioReport {
             let rate = summary.requestsPerSecond
             var row = [summary.label, Format.rate(rate), Format.duration(summary.latencyP50),
                        Format.duration(summary.latencyP99), Format.duration(summary.cpuPerRequest),
-                       Format.memory(kiB: summary.peakResidentKiB)]
+                       Format.perRequest(summary.switchesPerRequest), Format.memory(kiB: summary.peakResidentKiB)]
             if scenario.kind == .cache { row.append(Format.percent(summary.cacheHitFraction)) }
             if tls {
                 let described = summary.tlsDescription.map { String($0.split(separator: " ").prefix(2).joined(separator: " ")) }
@@ -59,6 +59,7 @@ extension ScenarioReport {
         if protocols {
             table.notes.append("- Protocol and connections come from nginx (`$server_protocol $connection` in a response field): the HTTP version of the requests and how many connections the measured requests came on. h2load does not read it: its row shows the protocol it negotiated by ALPN and its one connection (`-c1`).")
         }
+        table.notes.append("- switches/req: the client's context switches (voluntary and involuntary, every thread) per request; each is a thread going to sleep or being preempted, and waking one costs another thread CPU. wrk's and h2load's count their whole run.")
         if scenario.kind == .cache {
             table.notes.append("- \"from cache\" counts responses the client says it served without the network; URLSession does not say (–).")
         }

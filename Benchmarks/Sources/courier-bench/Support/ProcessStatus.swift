@@ -34,6 +34,14 @@ struct ProcessStatus: Sendable {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return usage.totalCPUSeconds
     }
+
+    /// Context switches of every thread of this process so far, voluntary (a thread went to
+    /// sleep) and involuntary (it was preempted).
+    static func contextSwitches() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.contextSwitches
+    }
 }
 
 extension rusage {
@@ -42,4 +50,7 @@ extension rusage {
         Double(ru_utime.tv_sec) + Double(ru_utime.tv_usec) / 1e6
             + Double(ru_stime.tv_sec) + Double(ru_stime.tv_usec) / 1e6
     }
+
+    /// `ru_nvcsw + ru_nivcsw`: voluntary and involuntary context switches.
+    var contextSwitches: Int { ru_nvcsw + ru_nivcsw }
 }

@@ -40,10 +40,12 @@ enum Worker {
         let residentBefore = ProcessStatus.current().residentKiB
         let monitor = ResourceMonitor()
         let cpuBefore = ProcessStatus.cpuSeconds()
+        let switchesBefore = ProcessStatus.contextSwitches()
         let start = Nanoseconds.now()
         let outcome = await workload.run()
         let elapsed = Nanoseconds.seconds(since: start)
         let cpu = ProcessStatus.cpuSeconds() - cpuBefore
+        let switches = ProcessStatus.contextSwitches() - switchesBefore
         let peaks = monitor.stop()
 
         var result = WorkerResult()
@@ -52,6 +54,7 @@ enum Worker {
         result.errors = outcome.errors
         result.elapsed = elapsed
         result.cpuSeconds = cpu
+        result.contextSwitches = switches
         result.peakThreads = peaks.threads
         result.peakResidentKiB = max(ProcessStatus.current().peakResidentKiB, peaks.residentKiB)
         result.startResidentKiB = residentBefore

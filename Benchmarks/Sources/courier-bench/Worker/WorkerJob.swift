@@ -102,6 +102,9 @@ struct WorkerResult: Codable, Sendable {
     var latencyP99: Double?
     /// CPU seconds (user + system) the process used in the measured phase.
     var cpuSeconds: Double = 0
+    /// Context switches of every thread of the process in the measured phase (`getrusage`);
+    /// for wrk and h2load, over their whole run (`wait4`). `nil` when not measured.
+    var contextSwitches: Int?
     /// The process's peak resident memory (`VmHWM`), in KiB.
     var peakResidentKiB = 0
     /// Resident memory (`VmRSS`) after the warm-up, as the measured phase starts, in KiB.
@@ -137,4 +140,10 @@ struct WorkerResult: Codable, Sendable {
     var bytesPerSecond: Double { elapsed > 0 ? Double(bytes) / elapsed : 0 }
     /// CPU seconds per completed request.
     var cpuPerRequest: Double? { requests > 0 ? cpuSeconds / Double(requests) : nil }
+    /// Context switches per completed request: how often a thread of the client slept or
+    /// was preempted, per request.
+    var switchesPerRequest: Double? {
+        guard let contextSwitches, requests > 0 else { return nil }
+        return Double(contextSwitches) / Double(requests)
+    }
 }
