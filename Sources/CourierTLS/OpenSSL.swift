@@ -9,6 +9,23 @@ import COpenSSL
 /// only the underlying functions and the integer `SSL_CTRL_*` constants, so
 /// each macro used by CourierTLS is re-created here under the macro's meaning.
 enum OpenSSL {
+    // MARK: - Encoding
+
+    /// Runs an OpenSSL `i2d_*` encoder twice: once for the length, once to encode.
+    /// - Returns: the DER bytes, or `nil` when the encoder fails.
+    static func derEncoding(
+        _ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32
+    ) -> [UInt8]? {
+        let length = encode(nil)
+        guard length > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return encode(&cursor)
+        }
+        return written == length ? bytes : nil
+    }
+
     // MARK: - Context settings
 
     /// `SSL_CTX_set_min_proto_version(ctx, version)`.

@@ -70,32 +70,18 @@ extension TLSClientSession {
             switch pin {
             case .certificateSHA256(let expected):
                 if certificateDigest == nil {
-                    certificateDigest = Self.derEncoding { i2d_X509(certificate, $0) }.map { Digest.sha256($0) }
+                    certificateDigest = OpenSSL.derEncoding { i2d_X509(certificate, $0) }.map { Digest.sha256($0) }
                 }
                 if let certificateDigest, certificateDigest.elementsEqual(expected) { return }
             case .publicKeySHA256(let expected):
                 if publicKeyDigest == nil, let key = X509_get_X509_PUBKEY(certificate) {
-                    publicKeyDigest = Self.derEncoding { i2d_X509_PUBKEY(key, $0) }.map { Digest.sha256($0) }
+                    publicKeyDigest = OpenSSL.derEncoding { i2d_X509_PUBKEY(key, $0) }.map { Digest.sha256($0) }
                 }
                 if let publicKeyDigest, publicKeyDigest.elementsEqual(expected) { return }
             }
         }
         throw TLSError.pinMismatch.with(
             detail: "none of the \(configuration.pins.count) configured pin(s) matches the leaf certificate")
-    }
-
-    /// Runs an OpenSSL `i2d_*` encoder twice: once for the length, once to encode.
-    private static func derEncoding(
-        _ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32
-    ) -> [UInt8]? {
-        let length = encode(nil)
-        guard length > 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(length))
-        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return encode(&cursor)
-        }
-        return written == length ? bytes : nil
     }
 
     /// Classifies a failed `SSL_do_handshake`.

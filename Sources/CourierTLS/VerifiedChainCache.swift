@@ -45,11 +45,6 @@ final class VerifiedChainCache: Sendable {
         store.withLock { $0.insert(chain, for: key, validity: chain.validity, now: now) }
     }
 
-    /// The number of chains kept.
-    var count: Int {
-        store.withLock { $0.count }
-    }
-
     private static func now() -> VerifiedChainStore<VerifiedChain>.Moment {
         // CLOCK_BOOTTIME keeps counting while the machine is suspended, so the lifetime is real time.
         var monotonic = timespec()
@@ -146,15 +141,9 @@ extension VerifiedChainStore.Key {
 
     /// Appends a certificate's length in 4 bytes, then its DER encoding.
     private static func append(_ certificate: OpaquePointer, to bytes: inout [UInt8]) -> Bool {
-        let length = i2d_X509(certificate, nil)
-        guard length > 0 else { return false }
-        withUnsafeBytes(of: UInt32(length).bigEndian) { bytes.append(contentsOf: $0) }
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: Int(length)))
-        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress.map { $0 + start }
-            return i2d_X509(certificate, &cursor)
-        }
-        return written == length
+        guard let encoding = OpenSSL.derEncoding({ i2d_X509(certificate, $0) }) else { return false }
+        withUnsafeBytes(of: UInt32(encoding.count).bigEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: encoding)
+        return true
     }
 }
