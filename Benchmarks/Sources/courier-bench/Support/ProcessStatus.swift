@@ -28,6 +28,35 @@ struct ProcessStatus: Sendable {
         return status
     }
 
+    /// Threads now: field 20 of `/proc/self/stat`, read with one system call into a buffer on
+    /// the stack, so that sampling it 50 times a second costs the measured client nearly
+    /// nothing (parsing `/proc/self/status` into strings took 2–3 % of a sequential run's CPU).
+    /// 0 when the file cannot be read.
+    static func threadCount() -> Int {
+        let descriptor = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return 0 }
+        defer { close(descriptor) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer -> Int in
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            guard count > 0 else { return 0 }
+            let line = UnsafeMutableBufferPointer(rebasing: buffer[..<count])
+            // Field 2, the command name, is in parentheses and may hold spaces; fields after it
+            // are separated by one space each.
+            guard let nameEnd = line.lastIndex(of: UInt8(ascii: ")")) else { return 0 }
+            var field = 2
+            var value = 0
+            for byte in line[(nameEnd + 1)...] {
+                if byte == UInt8(ascii: " ") {
+                    if field == 20 { return value }
+                    field += 1
+                } else if field == 20, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+            }
+            return 0
+        }
+    }
+
     /// User plus system CPU time this process has used so far, in seconds.
     static func cpuSeconds() -> Double {
         var usage = rusage()

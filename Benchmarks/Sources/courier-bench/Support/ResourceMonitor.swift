@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Samples this process's thread count and resident memory on a thread of its own while a
-/// measurement runs, to catch peaks that are gone by the time the run ends.
+/// Samples this process's thread count on a thread of its own while a measurement runs, to
+/// catch a peak that is gone by the time the run ends. (Peak memory needs no sampling: the
+/// kernel keeps it, as `VmHWM`.)
 ///
 /// The sampling thread itself is not counted in ``Peaks/threads``.
 final class ResourceMonitor: Sendable {
@@ -10,8 +11,6 @@ final class ResourceMonitor: Sendable {
     struct Peaks: Sendable {
         /// The most threads seen at once, not counting the sampler.
         var threads = 0
-        /// The most resident memory seen (`VmRSS`), in KiB.
-        var residentKiB = 0
     }
 
     private let peaks = Mutex(Peaks())
@@ -41,10 +40,7 @@ final class ResourceMonitor: Sendable {
     }
 
     private func sample() {
-        let status = ProcessStatus.current()
-        peaks.withLock {
-            $0.threads = max($0.threads, status.threads - 1)
-            $0.residentKiB = max($0.residentKiB, status.residentKiB)
-        }
+        let threads = ProcessStatus.threadCount()
+        peaks.withLock { $0.threads = max($0.threads, threads - 1) }
     }
 }

@@ -56,7 +56,7 @@ enum Worker {
         result.cpuSeconds = cpu
         result.contextSwitches = switches
         result.peakThreads = peaks.threads
-        result.peakResidentKiB = max(ProcessStatus.current().peakResidentKiB, peaks.residentKiB)
+        result.peakResidentKiB = ProcessStatus.current().peakResidentKiB
         result.startResidentKiB = residentBefore
         result.residentSamplesKiB = outcome.residentSamples.map(\.kiB)
         result.cacheHits = outcome.cacheHits
