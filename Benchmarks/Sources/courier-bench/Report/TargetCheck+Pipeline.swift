@@ -1,0 +1,52 @@
+/// The targets of the performance issue (20), checked against a run's reports.
+extension TargetCheck {
+    /// Issue 20's targets: throughput against wrk and AsyncHTTPClient at 1, 16 and 256 in flight,
+    /// CPU per request against a blocking socket, and the pipeline's CPU over the bare transport,
+    /// on a plain connection (`sequential`) and with the full pipeline (`pipeline`).
+    static func pipelineChecks(_ reports: [ScenarioReport]) -> [TargetCheck] {
+        func summary(_ name: String, _ client: ClientKind) -> ClientSummary? {
+            reports.first { $0.scenario.name == name }?.summary(client)
+        }
+        let rate = { (value: Double) in Format.rate(value) + " req/s" }
+        var checks: [TargetCheck] = []
+        for (name, title, reference, threshold) in [
+            ("sequential", "Sequential ≥ 0.6× wrk (20)", ClientKind.wrk, 0.6),
+            ("concurrent-16", "16 in flight ≥ 0.75× wrk (20)", .wrk, 0.75),
+            ("concurrent-16", "16 in flight ≥ 1.8× AsyncHTTPClient (20)", .asyncHTTPClient, 1.8),
+            ("concurrent-256", "256 in flight ≥ 1.5× AsyncHTTPClient (20)", .asyncHTTPClient, 1.5),
+        ] {
+            checks.append(ratio(title, at: threshold, summary(name, .courierNative)?.requestsPerSecond,
+                                summary(name, reference)?.requestsPerSecond, unit: rate,
+                                names: ("Courier", reference == .wrk ? "wrk" : "AsyncHTTPClient")))
+        }
+        checks.append(cpuCheck("CPU per request ≤ 1.6× a blocking-socket client (20)", at: 1.6,
+                               summary("sequential", .courierNative), summary("sequential", .blockingSocket),
+                               names: ("Courier", "blocking socket")))
+        checks.append(overBareCheck("Pipeline CPU over the bare transport, plain connection ≤ 20 µs (20)", limit: 20e-6,
+                                    summary("sequential", .courierNative), summary("sequential", .nativeBare), needs: "`sequential` with native-bare"))
+        checks.append(overBareCheck("Pipeline CPU over the bare transport, full pipeline ≤ 40 µs (20)", limit: 40e-6,
+                                    summary("pipeline", .courierNative), summary("pipeline", .nativeBare), needs: "`pipeline`"))
+        return checks
+    }
+
+    /// A check of `value`'s CPU per request ≤ `threshold` × `reference`'s.
+    static func cpuCheck(_ target: String, at threshold: Double, _ value: ClientSummary?, _ reference: ClientSummary?,
+                                 names: (String, String)) -> TargetCheck {
+        guard let courier = value?.cpuPerRequest, let base = reference?.cpuPerRequest, base > 0 else {
+            return TargetCheck(target: target, met: nil, detail: "not run")
+        }
+        return TargetCheck(target: target, met: courier <= threshold * base,
+                           detail: "\(names.0) \(Format.duration(courier)), \(names.1) \(Format.duration(base)): \(Format.ratio(courier / base))")
+    }
+
+    /// A check of the CPU per request `full` spends over `bare`, at most `limit` seconds.
+    private static func overBareCheck(_ target: String, limit: Double, _ full: ClientSummary?, _ bare: ClientSummary?,
+                                      needs: String) -> TargetCheck {
+        guard let pipeline = full?.cpuPerRequest, let transport = bare?.cpuPerRequest else {
+            return TargetCheck(target: target, met: nil, detail: "not run (needs \(needs))")
+        }
+        let over = pipeline - transport
+        return TargetCheck(target: target, met: over <= limit,
+                           detail: "Courier \(Format.duration(pipeline)), NativeTransport bare \(Format.duration(transport)): +\(Format.duration(over))")
+    }
+}
