@@ -52,8 +52,8 @@ struct Driver {
                 print(text)
                 output += text + "\n"
             }
-            // Every repeat is checked; the verdict counts the repeats that met each target, and the
-            // figures shown are those of the middle repeat (the one the tables above pick).
+            // Every repeat is checked; the verdict counts the repeats that met each target (see
+            // `TargetCheck.combine`).
             let checks = TargetCheck.combine((0..<options.repeats).map { index in
                 let reports = repeated.map { $0[index] }
                 return TargetCheck.evaluate(reports, soakRequests: options.soakRequests, slowRequests: options.slowRequests)

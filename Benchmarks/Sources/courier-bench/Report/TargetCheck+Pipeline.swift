@@ -31,7 +31,7 @@ extension TargetCheck {
 
     /// A check of `value`'s CPU per request ≤ `threshold` × `reference`'s.
     static func cpuCheck(_ target: String, at threshold: Double, _ value: ClientSummary?, _ reference: ClientSummary?,
-                                 names: (String, String)) -> TargetCheck {
+                         names: (String, String)) -> TargetCheck {
         guard let courier = value?.cpuPerRequest, let base = reference?.cpuPerRequest, base > 0 else {
             return TargetCheck(target: target, met: nil, detail: "not run")
         }
