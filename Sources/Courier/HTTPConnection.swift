@@ -322,8 +322,14 @@ public final class HTTPConnection: Sendable {
     /// ```
     ///
     /// Everything such code does runs on the loop and holds up every connection the loop
-    /// serves: do no blocking work there (files, locks held long, `sleep`), and keep concurrent
-    /// requests on the global executor (their pipelines spread over the cores from there).
+    /// serves: do no blocking work there (files, locks held long, `sleep`).
+    ///
+    /// Concurrent callers that do little work per response can run there too; whether they
+    /// gain depends on what a thread wake-up costs on the machine. On a 2-core VM where it is
+    /// dear, 16 callers on the loop made about 1.25× the requests a second of 16 on the global
+    /// executor, with 30–40 % less CPU per request; on a machine where it is cheap, 0.9×.
+    /// Callers that do real work per response (decoding large bodies, computing) belong on the
+    /// global executor, where that work spreads over the cores.
     public var executor: (any TaskExecutor)? {
         if cache?.isPersistent == true { return nil }
         return pipeline.transport.ioExecutor(for: baseURL)
