@@ -71,7 +71,7 @@ enum ScenarioCatalog {
                      kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .nativeBare, .blockingSocket, .wrk],
                      rounds: rounds, path: small, template: timed(1)),
             Scenario(number: 2, name: "concurrent-16", title: "2a. 16 requests in flight",
-                     kind: .throughput, server: .files, clients: swiftClients + [.wrk], rounds: rounds,
+                     kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .wrk], rounds: rounds,
                      path: small, template: timed(16)),
             Scenario(number: 2, name: "concurrent-256", title: "2b. 256 requests in flight",
                      kind: .throughput, server: .files, clients: swiftClients + [.wrk], rounds: rounds,
