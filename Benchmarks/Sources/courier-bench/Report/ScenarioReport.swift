@@ -44,3 +44,10 @@ struct ScenarioReport: Sendable {
         }
     }
 }
+
+extension [ScenarioReport] {
+    /// The summary of `client` in the scenario named `name`, when the run has both.
+    func summary(_ name: String, _ client: ClientKind) -> ClientSummary? {
+        first { $0.scenario.name == name }?.summary(client)
+    }
+}

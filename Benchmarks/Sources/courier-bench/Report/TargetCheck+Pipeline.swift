@@ -4,9 +4,6 @@ extension TargetCheck {
     /// CPU per request against a blocking socket, and the pipeline's CPU over the bare transport,
     /// on a plain connection (`sequential`) and with the full pipeline (`pipeline`).
     static func pipelineChecks(_ reports: [ScenarioReport]) -> [TargetCheck] {
-        func summary(_ name: String, _ client: ClientKind) -> ClientSummary? {
-            reports.first { $0.scenario.name == name }?.summary(client)
-        }
         let rate = { (value: Double) in Format.rate(value) + " req/s" }
         var checks: [TargetCheck] = []
         for (name, title, reference, threshold) in [
@@ -15,17 +12,17 @@ extension TargetCheck {
             ("concurrent-16", "16 in flight ≥ 1.8× AsyncHTTPClient (20)", .asyncHTTPClient, 1.8),
             ("concurrent-256", "256 in flight ≥ 1.5× AsyncHTTPClient (20)", .asyncHTTPClient, 1.5),
         ] {
-            checks.append(ratio(title, at: threshold, summary(name, .courierNative)?.requestsPerSecond,
-                                summary(name, reference)?.requestsPerSecond, unit: rate,
-                                names: ("Courier", reference == .wrk ? "wrk" : "AsyncHTTPClient")))
+            checks.append(ratio(title, at: threshold, reports.summary(name, .courierNative)?.requestsPerSecond,
+                                reports.summary(name, reference)?.requestsPerSecond, unit: rate,
+                                names: ("Courier", reference.title)))
         }
         checks.append(cpuCheck("CPU per request ≤ 1.6× a blocking-socket client (20)", at: 1.6,
-                               summary("sequential", .courierNative), summary("sequential", .blockingSocket),
+                               reports.summary("sequential", .courierNative), reports.summary("sequential", .blockingSocket),
                                names: ("Courier", "blocking socket")))
         checks.append(overBareCheck("Pipeline CPU over the bare transport, plain connection ≤ 20 µs (20)", limit: 20e-6,
-                                    summary("sequential", .courierNative), summary("sequential", .nativeBare), needs: "`sequential` with native-bare"))
+                                    reports.summary("sequential", .courierNative), reports.summary("sequential", .nativeBare), needs: "`sequential` with native-bare"))
         checks.append(overBareCheck("Pipeline CPU over the bare transport, full pipeline ≤ 40 µs (20)", limit: 40e-6,
-                                    summary("pipeline", .courierNative), summary("pipeline", .nativeBare), needs: "`pipeline`"))
+                                    reports.summary("pipeline", .courierNative), reports.summary("pipeline", .nativeBare), needs: "`pipeline`"))
         return checks
     }
 

@@ -21,8 +21,8 @@ struct TargetCheck: Sendable {
     /// repeats that did. The figures shown are those of the middle repeat if it agrees with that
     /// verdict, else of the first repeat that does.
     static func combine(_ perRepeat: [[TargetCheck]]) -> [TargetCheck] {
-        guard let middle = perRepeat.isEmpty ? nil : perRepeat[perRepeat.count / 2] else { return [] }
-        guard perRepeat.count > 1 else { return middle }
+        guard perRepeat.count > 1 else { return perRepeat.first ?? [] }
+        let middle = perRepeat[perRepeat.count / 2]
         return middle.indices.map { index in
             let verdicts = perRepeat.compactMap { $0[index].met }
             guard !verdicts.isEmpty else { return middle[index] }

@@ -54,19 +54,13 @@ struct ProcessStatus: Sendable {
         }
     }
 
-    /// User plus system CPU time this process has used so far, in seconds.
-    static func cpuSeconds() -> Double {
+    /// What `getrusage` says of this process so far: CPU time (`totalCPUSeconds`) and context
+    /// switches of every thread (`contextSwitches`). One call gives both, so a measured phase
+    /// takes one snapshot at each end.
+    static func usage() -> rusage {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return usage.totalCPUSeconds
-    }
-
-    /// Context switches of every thread of this process so far, voluntary (a thread went to
-    /// sleep) and involuntary (it was preempted).
-    static func contextSwitches() -> Int {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return usage.contextSwitches
+        return usage
     }
 }
 

@@ -39,13 +39,13 @@ enum Worker {
 
         let residentBefore = ProcessStatus.current().residentKiB
         let monitor = ResourceMonitor()
-        let cpuBefore = ProcessStatus.cpuSeconds()
-        let switchesBefore = ProcessStatus.contextSwitches()
+        let usageBefore = ProcessStatus.usage()
         let start = Nanoseconds.now()
         let outcome = await workload.run()
         let elapsed = Nanoseconds.seconds(since: start)
-        let cpu = ProcessStatus.cpuSeconds() - cpuBefore
-        let switches = ProcessStatus.contextSwitches() - switchesBefore
+        let usageAfter = ProcessStatus.usage()
+        let cpu = usageAfter.totalCPUSeconds - usageBefore.totalCPUSeconds
+        let switches = usageAfter.contextSwitches - usageBefore.contextSwitches
         let peaks = monitor.stop()
 
         var result = WorkerResult()
