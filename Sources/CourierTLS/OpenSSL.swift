@@ -98,6 +98,15 @@ enum OpenSSL {
 
     // MARK: - Error queue
 
+    /// Empties this thread's OpenSSL error queue before an `SSL_*` call, so that
+    /// `SSL_get_error` after it sees only that call's errors.
+    ///
+    /// `ERR_clear_error` resets all 16 slots of the queue; an empty queue (the
+    /// usual case) needs only the check, so this clears only when an entry waits.
+    static func clearErrorQueue() {
+        if ERR_peek_error() != 0 { ERR_clear_error() }
+    }
+
     /// Drains this thread's OpenSSL error queue into one readable line.
     ///
     /// Entries are separated by `"; "`, oldest first, in OpenSSL's

@@ -109,7 +109,7 @@ public final class TLSClientSession {
                 detail: "the server name must be 1 to 255 bytes without NUL or empty labels, "
                     + "got \(serverName.utf8.count) bytes")
         }
-        ERR_clear_error()
+        OpenSSL.clearErrorQueue()
         guard let ssl = SSL_new(context.context) else {
             throw TLSError.internalError.with(detail: "SSL_new failed: \(OpenSSL.drainErrorQueue())")
         }
@@ -247,7 +247,7 @@ public final class TLSClientSession {
         if sentCloseNotify {
             throw TLSError.invalidState.with(detail: "the session was closed before the handshake completed")
         }
-        ERR_clear_error()
+        OpenSSL.clearErrorQueue()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             do {
@@ -263,7 +263,7 @@ public final class TLSClientSession {
         let code = SSL_get_error(ssl, result)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            ERR_clear_error()
+            OpenSSL.clearErrorQueue()
             return .wantsMoreInput
         default:
             forgetPeerSessions()
@@ -294,7 +294,7 @@ public final class TLSClientSession {
         var offset = 0
         // Bounded: every successful iteration consumes at least one byte.
         while offset < bytes.count {
-            ERR_clear_error()
+            OpenSSL.clearErrorQueue()
             var written = 0
             let result = SSL_write_ex(ssl, base + offset, bytes.count - offset, &written)
             guard result == 1, written > 0 else {
@@ -337,17 +337,17 @@ public final class TLSClientSession {
         }
         if receivedCloseNotify { return .closed }
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .bytes(0) }
-        ERR_clear_error()
+        OpenSSL.clearErrorQueue()
         var count = 0
         let result = SSL_read_ex(ssl, base, buffer.count, &count)
         if result == 1 { return .bytes(count) }
         let code = SSL_get_error(ssl, result)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            ERR_clear_error()
+            OpenSSL.clearErrorQueue()
             return .wantsMoreInput
         case SSL_ERROR_ZERO_RETURN:
-            ERR_clear_error()
+            OpenSSL.clearErrorQueue()
             receivedCloseNotify = true
             return .closed
         default:
@@ -386,9 +386,9 @@ public final class TLSClientSession {
         guard !sentCloseNotify else { return }
         sentCloseNotify = true
         guard failure == nil, handshakeComplete else { return }
-        ERR_clear_error()
+        OpenSSL.clearErrorQueue()
         _ = SSL_shutdown(ssl)
-        ERR_clear_error()
+        OpenSSL.clearErrorQueue()
     }
 
     // MARK: - Negotiated parameters
