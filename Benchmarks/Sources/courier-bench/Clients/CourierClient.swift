@@ -9,7 +9,8 @@ import FoundationNetworking
 /// By default it runs the pipeline as a plain user would, with the HTTP cache off (the peers have
 /// none). The job can switch on the cache, the full pipeline (a delegate, a retry policy and a
 /// bearer credential that is already known), the re-authentication queue, or the coalescing of
-/// identical concurrent GETs.
+/// identical concurrent GETs. The pipeline-alone clients run over ``InstantTransport``, plain or
+/// with the full pipeline whatever the job says.
 final class CourierClient: BenchClient {
     private let connection: HTTPConnection
     private let transport: any Transport
@@ -18,23 +19,24 @@ final class CourierClient: BenchClient {
 
     /// Creates the connection the job describes.
     init(job: WorkerJob) {
+        let fullPipeline = job.client == .pipelineAloneFull || (job.fullPipeline && job.client != .pipelineAlone)
         transport = Self.makeTransport(job)
         let cache = job.cache ? HTTPCache(memoryCapacity: 8 << 20) : nil
         var configuration = HTTPConnection.Configuration(
             cachePolicy: job.cache ? .useProtocolCachePolicy : .reloadIgnoringCache,
-            retryPolicy: job.fullPipeline ? .exponentialBackoff() : .never,
+            retryPolicy: fullPipeline ? .exponentialBackoff() : .never,
             validation: .acceptAll,
             transport: transport,
             cache: cache)
         configuration.coalescesRequests = job.coalesces
         connection = HTTPConnection(configuration: configuration)
-        delegate = !job.fullPipeline ? nil : job.client == .courierNativeHeard ? ListeningDelegate() as any HTTPConnectionDelegate : SilentDelegate()
+        delegate = !fullPipeline ? nil : job.client == .courierNativeHeard ? ListeningDelegate() as any HTTPConnectionDelegate : SilentDelegate()
         connection.delegate = delegate
         handlesAuthentication = job.auth != nil
         laneExecutor = job.client == .courierNativeOnLoop ? connection.executor : nil
         if let auth = job.auth, let tokenURL = URL(string: auth.tokenURL) {
             connection.authenticate(matching: .prefix(job.url), with: Self.bearer(tokenURL: tokenURL))
-        } else if job.fullPipeline, let tokenURL = URL(string: job.url) {
+        } else if fullPipeline, let tokenURL = URL(string: job.url) {
             connection.authenticate(matching: .prefix(job.url), with: Self.bearer(tokenURL: tokenURL),
                                     store: KnownCredentialStore())
         }
@@ -49,6 +51,8 @@ final class CourierClient: BenchClient {
             let configuration = URLSessionConfiguration.ephemeral
             configuration.httpMaximumConnectionsPerHost = job.poolSize
             return URLSessionTransport(configuration: configuration)
+        case .pipelineAlone, .pipelineAloneFull:
+            return InstantTransport()
         default:
             var tls = TLSOptions()
             if let path = job.trustedCAPath, let pem = FileManager.default.contents(atPath: path) {

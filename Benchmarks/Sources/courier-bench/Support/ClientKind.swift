@@ -20,6 +20,11 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
     case nativeBare = "native-bare"
     /// `URLSessionTransport.send(_:observer:)` with no pipeline above it.
     case urlSessionBare = "urlsession-bare"
+    /// `HTTPConnection` over a transport that answers at once in memory (``InstantTransport``),
+    /// plain (no delegate, retry policy or authenticator): the pipeline's own CPU, with no socket.
+    case pipelineAlone = "pipeline-alone"
+    /// As ``pipelineAlone``, with the full pipeline of scenario 4.
+    case pipelineAloneFull = "pipeline-alone-full"
     /// wrk, the load generator written in C: the ceiling over HTTP/1.1.
     case wrk
     /// h2load (nghttp2), the HTTP/2 load generator written in C: the ceiling over HTTP/2.
@@ -37,6 +42,8 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
         case .blockingSocket: "blocking socket"
         case .nativeBare: "NativeTransport bare"
         case .urlSessionBare: "URLSessionTransport bare"
+        case .pipelineAlone: "Courier pipeline alone, no socket"
+        case .pipelineAloneFull: "Courier full pipeline alone, no socket"
         case .wrk: "wrk"
         case .h2load: "h2load"
         }
