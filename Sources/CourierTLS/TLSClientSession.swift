@@ -83,6 +83,8 @@ public final class TLSClientSession {
     var handshakeComplete = false
     private var sentCloseNotify = false
     private var receivedCloseNotify = false
+    /// Whether ``feedEndOfInput()`` was called: the socket reached end of file.
+    private var inputEnded = false
     var failure: TLSError?
 
     /// Creates a client session for one connection.
@@ -190,6 +192,7 @@ public final class TLSClientSession {
     /// ``TLSError/uncleanShutdown`` otherwise; a handshake that needs more input
     /// throws ``TLSError/handshakeFailed``.
     public func feedEndOfInput() {
+        inputEnded = true
         OpenSSL.setMemoryEOFReturn(inputBIO, 0)
     }
 
@@ -337,6 +340,10 @@ public final class TLSClientSession {
         }
         if receivedCloseNotify { return .closed }
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .bytes(0) }
+        // OpenSSL holds no received bytes (decrypted or not), none wait in the input buffer, and
+        // the input has not ended: SSL_read_ex could only ask for more input, so the call is
+        // skipped (every drain of the received records ends with such a call).
+        if !inputEnded, SSL_has_pending(ssl) == 0, BIO_ctrl_pending(inputBIO) == 0 { return .wantsMoreInput }
         OpenSSL.clearErrorQueue()
         var count = 0
         let result = SSL_read_ex(ssl, base, buffer.count, &count)
