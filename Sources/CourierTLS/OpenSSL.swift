@@ -98,8 +98,9 @@ enum OpenSSL {
 
     // MARK: - Error queue
 
-    /// Empties this thread's OpenSSL error queue before an `SSL_*` call, so that
-    /// `SSL_get_error` after it sees only that call's errors.
+    /// Empties this thread's OpenSSL error queue: before an `SSL_*` call, so that
+    /// `SSL_get_error` after it sees only that call's errors, and after one, so that
+    /// nothing is left for other code on the thread.
     ///
     /// `ERR_clear_error` resets all 16 slots of the queue; an empty queue (the
     /// usual case) needs only the check, so this clears only when an entry waits.

@@ -340,9 +340,10 @@ public final class TLSClientSession {
         }
         if receivedCloseNotify { return .closed }
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .bytes(0) }
-        // OpenSSL holds no received bytes (decrypted or not), none wait in the input buffer, and
-        // the input has not ended: SSL_read_ex could only ask for more input, so the call is
-        // skipped (every drain of the received records ends with such a call).
+        // OpenSSL has no record data pending (SSL_has_pending: none decrypted and unread, no
+        // whole record unprocessed), no bytes wait in the input buffer, and the input has not
+        // ended: SSL_read_ex could only ask for more input, so the call is skipped (every drain
+        // of the received records ends with such a call).
         if !inputEnded, SSL_has_pending(ssl) == 0, BIO_ctrl_pending(inputBIO) == 0 { return .wantsMoreInput }
         OpenSSL.clearErrorQueue()
         var count = 0

@@ -68,7 +68,8 @@ struct TLSHandshakeTests {
         let pki = try TestPKI.make()
         defer { pki.remove() }
         let leaf = try pki.issue("localhost", subjectAltName: "DNS:localhost")
-        // `-rev` answers each line reversed and keeps the connection open: nothing more comes.
+        // `-rev` (which wins over the harness's `-www`) answers each line reversed and keeps the
+        // connection open: nothing more comes.
         try withServer(leaf, arguments: ["-rev"]) { server throws in
             let client = try connect(to: server, configuration: TLSConfiguration(trustRoots: .pem(pki.caPEM)))
             let line = String(repeating: "0123456789", count: 30)
@@ -77,11 +78,13 @@ struct TLSHandshakeTests {
             var received: [UInt8] = []
             // Bounded. A read that asked for more input while the record's rest sat inside
             // OpenSSL would block in receiveIntoSession until its 10-second timeout and throw.
-            for _ in 0..<1_000 where received.count < expected.count {
+            reading: for _ in 0..<1_000 where received.count < expected.count {
                 switch try client.session.readPlaintext(into: &received, maximumCount: 7) {
                 case .bytes: continue
                 case .wantsMoreInput: try client.receiveIntoSession()
-                case .closed: Issue.record("the server closed the connection")
+                case .closed:
+                    Issue.record("the server closed the connection")
+                    break reading
                 }
             }
             #expect(received == expected)

@@ -63,9 +63,9 @@ final class RequestTask: Sendable {
     /// caller's priority and task-local values. A request that has already ended starts none
     /// (one that ends just after gets a task that finds it ended and does nothing).
     /// - Parameter executor: the executor the task prefers (the transport's event loop), or `nil`
-    ///   for the global one. With `nil` the task gets no preference at all: a task created with
-    ///   `executorPreference: nil` is still marked as having one, and every hop it makes then
-    ///   takes the runtime's lock on the task's status records.
+    ///   for the global one. With `nil` the task gets no preference at all: since Swift 6.2, a
+    ///   task created with `executorPreference: nil` is still marked as having one, and every
+    ///   hop it makes then takes the runtime's lock on the task's status records.
     func launch(on executor: (any TaskExecutor)?) {
         if hasEnded { return }
         let task = executor.map { executor in Task(executorPreference: executor) { await self.run() } }
