@@ -104,6 +104,8 @@ enum OpenSSL {
     ///
     /// `ERR_clear_error` resets all 16 slots of the queue; an empty queue (the
     /// usual case) needs only the check, so this clears only when an entry waits.
+    /// (`SSL_get_error` answers want-read, want-write and zero-return only when
+    /// the queue is empty, so those answers need no clearing after them.)
     static func clearErrorQueue() {
         if ERR_peek_error() != 0 { ERR_clear_error() }
     }

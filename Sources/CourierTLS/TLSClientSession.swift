@@ -266,7 +266,6 @@ public final class TLSClientSession {
         let code = SSL_get_error(ssl, result)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            OpenSSL.clearErrorQueue()
             return .wantsMoreInput
         default:
             forgetPeerSessions()
@@ -352,10 +351,8 @@ public final class TLSClientSession {
         let code = SSL_get_error(ssl, result)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            OpenSSL.clearErrorQueue()
             return .wantsMoreInput
         case SSL_ERROR_ZERO_RETURN:
-            OpenSSL.clearErrorQueue()
             receivedCloseNotify = true
             return .closed
         default:

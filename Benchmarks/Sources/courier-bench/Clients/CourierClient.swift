@@ -19,7 +19,7 @@ final class CourierClient: BenchClient {
 
     /// Creates the connection the job describes.
     init(job: WorkerJob) {
-        let fullPipeline = job.client == .pipelineAloneFull || (job.fullPipeline && job.client != .pipelineAlone)
+        let fullPipeline = job.client.isPipelineAlone ? job.client == .pipelineAloneFull : job.fullPipeline
         transport = Self.makeTransport(job)
         let cache = job.cache ? HTTPCache(memoryCapacity: 8 << 20) : nil
         var configuration = HTTPConnection.Configuration(

@@ -91,7 +91,7 @@ extension ScenarioReport {
                                bare == nil ? "" : signed(timeOver), bare == nil ? "" : signed(cpuOver)])
         }
         table.notes.append("- \"over bare\": per request, the full pipeline's wall time (1 / req/s) and CPU minus the bare transport's.")
-        if measured.contains(where: { $0.client == .pipelineAlone || $0.client == .pipelineAloneFull }) {
+        if measured.contains(where: \.client.isPipelineAlone) {
             table.notes.append("- \"pipeline alone, no socket\": `HTTPConnection` over a transport that answers at once in memory, plain and with the full pipeline: no socket and no event loop, so its CPU per request is the pipeline's own (with the request's own task and its hand-back to the caller), measured without the network's noise. Its rate is not comparable with the rows over the network.")
         }
         return table

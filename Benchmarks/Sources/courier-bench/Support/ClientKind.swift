@@ -54,4 +54,7 @@ extension ClientKind {
     /// Whether the client is a load generator in C that runs as a child process (wrk, h2load)
     /// rather than a Swift client in a worker process.
     var isLoadGenerator: Bool { self == .wrk || self == .h2load }
+
+    /// Whether the client runs the pipeline alone, over ``InstantTransport``.
+    var isPipelineAlone: Bool { self == .pipelineAlone || self == .pipelineAloneFull }
 }
