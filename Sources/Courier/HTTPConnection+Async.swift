@@ -16,12 +16,7 @@ extension HTTPConnection {
 
     /// Whether an `async` caller's request runs in the caller's task (``AwaitedRequestPlacement``).
     private func runsInCallersTask() -> Bool {
-        guard pipeline.canRunInCallersTask else { return false }
-        switch awaitedRequestPlacement {
-        case .automatic: return requestExecutor() == nil
-        case .ownTask: return false
-        case .callersTask: return true
-        }
+        pipeline.canRunInCallersTask && awaitedRequestPlacement == .callersTask
     }
 
     /// Runs the request's pipeline in the calling task, and returns or throws its outcome.

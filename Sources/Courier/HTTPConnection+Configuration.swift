@@ -52,8 +52,9 @@ extension HTTPConnection {
         /// when it is given none; a plain `JSONDecoder()` by default. Set its strategies (dates,
         /// keys) once here instead of at every call. Do not change it once the connection exists.
         public var decoder: JSONDecoder = JSONDecoder()
-        /// Where an `async` caller's request runs: decided per request by default; tests pin it.
-        var awaitedRequestPlacement = AwaitedRequestPlacement.automatic
+        /// Where an `async` caller's request runs: in the caller's task whenever it can; tests pin
+        /// a task of its own.
+        var awaitedRequestPlacement = AwaitedRequestPlacement.callersTask
 
         /// Creates a configuration with every setting at its default.
         public init(

@@ -6,8 +6,7 @@ import Testing
 
 /// An `async` caller's request run in the caller's own task (``AwaitedRequestPlacement``): every
 /// way a request can end from outside that task stops what its pipeline waits on, with exactly
-/// one outcome. The connections here pin the placement; by default it is used while other
-/// requests are in flight.
+/// one outcome. The connections here pin the placement, which is also the default.
 @Suite("Requests in the caller's task", .timeLimit(.minutes(2)))
 struct CallersTaskTests {
     /// Runs a test against a fresh ``TestServer`` under a ``LeakCheck`` that watches its port.
@@ -47,14 +46,14 @@ struct CallersTaskTests {
         var retries: Int { events.withLock { $0.filter { if case .retrying = $0 { true } else { false } }.count } }
     }
 
-    @Test("automatic placement: in the caller's task while another request is in flight, in its own otherwise; pinned ones as pinned")
+    @Test("placement: in the caller's task by default, alone in flight or not; on its own task when pinned there")
     func placementIsUsed() async throws {
         try await withServer { server, leaks throws in
-            for (round, placement) in [AwaitedRequestPlacement.automatic, .callersTask, .ownTask].enumerated() {
+            for (round, placement) in [AwaitedRequestPlacement?.none, .callersTask, .ownTask].enumerated() {
                 // The monitor hears the start in the task that runs the request's pipeline.
                 let starters = Locked<[Int]>([])
                 let connection = leaks.connection(server, .native) { configuration in
-                    configuration.awaitedRequestPlacement = placement
+                    if let placement { configuration.awaitedRequestPlacement = placement }
                     configuration.eventMonitor = EventMonitor { event in
                         guard case .started = event else { return }
                         let task = withUnsafeCurrentTask { $0?.hashValue } ?? 0
@@ -73,8 +72,7 @@ struct CallersTaskTests {
                 guard runs.count == 3 else { continue }
                 let inCaller = [runs[0] == caller, runs[2] == caller]
                 switch placement {
-                case .automatic: #expect(inCaller == [false, true], "alone: own task; with another in flight: caller's")
-                case .callersTask: #expect(inCaller == [true, true])
+                case nil, .callersTask: #expect(inCaller == [true, true], "alone in flight and with another in flight")
                 case .ownTask: #expect(inCaller == [false, false])
                 }
             }
