@@ -15,9 +15,7 @@ extension EventLoop: TaskExecutor {
     /// - Parameter job: the job the Swift runtime hands over.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let loopExecutor = asUnownedTaskExecutor()
-        let accepted = execute { job.runSynchronously(on: loopExecutor) }
-        if !accepted {
+        if !submit(.task(job)) {
             let fallback = globalConcurrentExecutor.asUnownedTaskExecutor()
             DispatchQueue.global().async { job.runSynchronously(on: fallback) }
         }

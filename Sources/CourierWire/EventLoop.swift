@@ -39,9 +39,16 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     private let joinState = Mutex(JoinState.notJoined)
     private let joined = DispatchGroup()
 
-    /// Work submitted with `execute`, and the loop's phase.
+    /// One piece of submitted work: a closure (``execute(_:)``), or a Swift task's job run on
+    /// the loop as its executor, kept as it is so that submitting it allocates nothing.
+    enum Work: Sendable {
+        case closure(@Sendable () -> Void)
+        case task(UnownedJob)
+    }
+
+    /// Work submitted with `execute` or as a task executor, and the loop's phase.
     private struct Submissions {
-        var jobs: [@Sendable () -> Void] = []
+        var jobs: [Work] = []
         var wakePending = false
         var phase = Phase.running
     }
@@ -136,6 +143,13 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     ///   dropped without running.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        submit(.closure(work))
+    }
+
+    /// Queues `work` for the loop's thread, after the current turn, waking the loop unless it is
+    /// the caller or a wake-up is already on its way; `false` when the loop no longer accepts
+    /// work.
+    func submit(_ work: Work) -> Bool {
         let onLoop = inEventLoop
         let (accepted, wake) = queue.withLock { queue -> (Bool, Bool) in
             guard case .running = queue.phase else { return (false, false) }
@@ -196,7 +210,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 512)
         events.initialize(repeating: epoll_event())
         defer { events.deallocate() }
-        var batch: [@Sendable () -> Void] = []
+        var batch: [Work] = []
         while true {
             let idle = state.endOfTurn.isEmpty && queue.withLock { $0.jobs.isEmpty && $0.phase == .running }
             let timeout = idle ? timeoutForNextTimer() : 0
@@ -219,7 +233,7 @@ public final class EventLoop: Sendable, CustomStringConvertible {
                 queue.wakePending = false
                 return queue.phase
             }
-            for job in batch { job() }
+            for work in batch { run(work) }
             batch.removeAll(keepingCapacity: true)
             runEndOfTurnWork()
             if case .stopping = phase { break }
@@ -227,15 +241,23 @@ public final class EventLoop: Sendable, CustomStringConvertible {
         finish()
     }
 
+    /// Runs one piece of submitted work on the loop's thread.
+    private func run(_ work: Work) {
+        switch work {
+        case .closure(let closure): closure()
+        case .task(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
     /// Runs what is left in the queue, then releases registrations and timers.
     private func finish() {
-        let leftovers = queue.withLock { queue -> [@Sendable () -> Void] in
+        let leftovers = queue.withLock { queue -> [Work] in
             queue.phase = .stopped
             let jobs = queue.jobs
             queue.jobs = []
             return jobs
         }
-        for job in leftovers { job() }
+        for work in leftovers { run(work) }
         let registrations = state.removeAllRegistrations()
         let timers = state.timers.removeAll()
         for timer in timers { _ = timer.take() }

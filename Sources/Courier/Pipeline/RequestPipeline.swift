@@ -32,14 +32,12 @@ struct RequestPipeline: Sendable {
         try await send(request, context: context, from: stages.startIndex)
     }
 
-    private func send(_ request: TransportRequest, context: RequestContext, from start: Int) async throws(HTTPConnectionError) -> HTTPResponse {
+    /// Sends the request through the stages from `start` on, then the transport.
+    fileprivate func send(_ request: TransportRequest, context: RequestContext, from start: Int) async throws(HTTPConnectionError) -> HTTPResponse {
         var index = start
         while index < stages.endIndex, !stages[index].applies(to: context) { index += 1 }
         guard index < stages.endIndex else { return try await sendToTransport(request, context: context) }
-        let next = PipelineNext { [index] request throws(HTTPConnectionError) in
-            try await self.send(request, context: context, from: index + 1)
-        }
-        return try await stages[index].send(request, context: context, next: next)
+        return try await stages[index].send(request, context: context, next: PipelineNext(self, context: context, from: index + 1))
     }
 
     /// One attempt on the transport, counted in the request's metrics: collected, or streamed
@@ -76,11 +74,33 @@ extension PipelineStage {
     func applies(to context: RequestContext) -> Bool { true }
 }
 
-/// The rest of the pipeline, as seen from one stage.
+/// The rest of the pipeline, as seen from one stage: a value, so that passing it to a stage
+/// allocates nothing.
 struct PipelineNext: Sendable {
-    let send: @Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse
+    private enum Rest: Sendable {
+        /// The pipeline's stages from an index on, then its transport.
+        case stages(RequestPipeline, RequestContext, from: Int)
+        /// A closure that stands in for the rest (a stage tested on its own).
+        case closure(@Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse)
+    }
 
+    private let rest: Rest
+
+    /// The stages of `pipeline` from `index` on, then its transport.
+    fileprivate init(_ pipeline: RequestPipeline, context: RequestContext, from index: Int) {
+        rest = .stages(pipeline, context, from: index)
+    }
+
+    /// A closure that stands in for the rest of the pipeline.
+    init(_ send: @escaping @Sendable (TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse) {
+        rest = .closure(send)
+    }
+
+    /// Sends the request through the rest of the pipeline.
     func callAsFunction(_ request: TransportRequest) async throws(HTTPConnectionError) -> HTTPResponse {
-        try await send(request)
+        switch rest {
+        case .stages(let pipeline, let context, let index): try await pipeline.send(request, context: context, from: index)
+        case .closure(let send): try await send(request)
+        }
     }
 }
