@@ -66,4 +66,27 @@ struct CourierInternalTests {
         #expect(try RequestPlan.url(for: HTTPRequest(.get, ""), baseURL: base).absoluteString == "https://h.example/api/")
         #expect(throws: HTTPConnectionError.invalidURL) { try RequestPlan.url(for: HTTPRequest(.get, "ftp://x/y"), baseURL: nil) }
     }
+
+    /// An authenticator whose `apply` is given as a closure.
+    struct EditingAuthenticator: Authenticator {
+        let edit: @Sendable (inout HTTPHeaders) -> Void
+        func apply(_ credential: Credential, to request: inout TransportRequest) { edit(&request.headers) }
+        func refresh(previous: Credential?, context: AuthenticationContext) async throws -> Credential { Credential(secret: "") }
+    }
+
+    @Test("an authenticator's fields count as credentials by name, whatever the name: added or changed, not left alone or set to the same value")
+    func credentialFieldsRecorded() {
+        func recorded(_ edit: @escaping @Sendable (inout HTTPHeaders) -> Void) -> Set<String> {
+            var request = TransportRequest(method: .get, url: URL(string: "https://api.example.com/")!,
+                                           headers: ["Accept": "application/json", "X-Multi": "a", "x-multi": "b", "X-Same": "1"])
+            EditingAuthenticator(edit: edit).applyRecording(Credential(secret: "s"), to: &request)
+            return request.credentialHeaderNames
+        }
+        #expect(recorded { _ in }.isEmpty)
+        #expect(recorded { $0.set("1", for: "x-same") }.isEmpty)
+        #expect(recorded { $0.set("k3y", for: "X-Api-Key") } == ["x-api-key"])
+        #expect(recorded { $0.add("c", for: "X-MULTI") } == ["x-multi"])
+        #expect(recorded { $0.set("b", for: "X-Multi") } == ["x-multi"], "one of two values gone")
+        #expect(recorded { $0.set("Bearer t", for: "Authorization"); $0.set("2", for: "X-Same") } == ["authorization", "x-same"])
+    }
 }

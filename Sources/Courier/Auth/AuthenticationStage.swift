@@ -62,7 +62,7 @@ struct AuthenticationStage: PipelineStage {
             let response = try await next(attempt)
             // A 401 from another origin (reached through a redirect, which dropped the credential)
             // says nothing about this credential: it goes back to the caller, with no refresh.
-            guard URLOrigin.same(response.url, attempt.url), session.authenticator.isChallenge(response) else {
+            guard session.authenticator.isChallenge(response), URLOrigin.same(response.url, attempt.url) else {
                 return response
             }
             if firstChallenge == nil { firstChallenge = response }
@@ -81,13 +81,32 @@ extension Authenticator {
     /// Applies the credential and records, in ``TransportRequest/credentialHeaderNames``, the name
     /// of every field `apply` added or changed, so that redirects, logs and the cache treat them
     /// as credentials whatever their names.
+    ///
+    /// A name counts as changed when its values, in order, differ from before. The names are
+    /// gathered in an array, not a set: a request carries a handful of fields, and this runs
+    /// for every request an authenticator covers.
     func applyRecording(_ credential: Credential, to request: inout TransportRequest) {
-        let before = request.headers
+        let before = request.headers.fields
         apply(credential, to: &request)
-        for name in Set(request.headers.map { $0.name.lowercased() })
-        where request.headers.values(for: name) != before.values(for: name) {
-            request.credentialHeaderNames.insert(name)
+        let after = request.headers.fields
+        guard after != before else { return }
+        var seen: [String] = []
+        for field in after {
+            let name = field.name.lowercased()
+            guard !seen.contains(name) else { continue }
+            seen.append(name)
+            if !Self.values(of: name, in: after, equalThoseIn: before) {
+                request.credentialHeaderNames.insert(name)
+            }
         }
+    }
+
+    /// Whether the fields named `name` (in any case) carry the same values, in the same order, in
+    /// both lists; compared without building arrays.
+    private static func values(of name: String, in fields: [HTTPHeaders.Field],
+                               equalThoseIn other: [HTTPHeaders.Field]) -> Bool {
+        let named = { (field: HTTPHeaders.Field) in HTTPHeaders.sameName(field.name, name) }
+        return fields.lazy.filter(named).map(\.value).elementsEqual(other.lazy.filter(named).map(\.value))
     }
 }
 
