@@ -13,7 +13,9 @@ import Foundation
 /// let connection = HTTPConnection(baseURL: url, configuration: .init(eventMonitor: monitor))
 /// ```
 ///
-/// The handler is called on Courier's internal threads, in order for each request; keep it quick.
+/// The handler is called in order for each request, on whatever thread reports the event: one
+/// of Courier's, or, for an `async` caller's request, the thread its caller's task runs on.
+/// Keep it quick.
 public struct EventMonitor: Sendable {
     private let handler: @Sendable (Event) -> Void
 

@@ -11,7 +11,9 @@ import Synchronization
 ///
 /// An event loop runs four kinds of work on its thread, in this order on each turn:
 /// readiness handlers of registered descriptors, expired timers, closures
-/// submitted with ``execute(_:)``, and closures deferred with ``atEndOfTurn(_:)``.
+/// submitted with ``execute(_:)`` together with the jobs of tasks that run on the loop as
+/// their executor (one queue, in submission order), and closures deferred with
+/// ``atEndOfTurn(_:)``.
 ///
 /// - ``execute(_:)`` and ``scheduleTimer(after:_:)`` may be called from any thread;
 ///   a cross-thread submission wakes the loop through an `eventfd`.
@@ -173,8 +175,8 @@ public final class EventLoop: Sendable, CustomStringConvertible {
 
     /// Stops the loop and waits for its thread to end. Idempotent and callable from any thread.
     ///
-    /// Closures already submitted with ``execute(_:)`` still run; later submissions
-    /// are refused. Registrations and pending timers are dropped without being
+    /// Closures already submitted with ``execute(_:)``, and task jobs already queued, still run;
+    /// later submissions are refused (a task's job then runs on the global executor). Registrations and pending timers are dropped without being
     /// called. When called on the loop's own thread the loop stops after the current
     /// turn but cannot be waited for.
     public func shutdown() {

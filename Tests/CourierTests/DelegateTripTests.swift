@@ -285,7 +285,7 @@ struct DelegateTripTests {
         }
     }
 
-    @Test("a request started from a task keeps the task's priority and task-local values with a delegate to ask", arguments: TransportUnderTest.allCases)
+    @Test("a request started from a task keeps the task's priority and task-local values with a delegate to ask, awaited or with closures (a task of its own)", arguments: TransportUnderTest.allCases)
     func taskContextIsInherited(transport: TransportUnderTest) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
@@ -302,14 +302,23 @@ struct DelegateTripTests {
             connection.delegate = delegate
             for round in 1...2 {
                 try await Task(priority: .high) {
-                    try await Self.$trace.withValue("trace-\(round)") { _ = try await connection.get("/echo") }
+                    try await Self.$trace.withValue("trace-\(round)") {
+                        _ = try await connection.get("/echo")
+                        let status = await withCheckedContinuation { continuation in
+                            connection.get("/echo", onSuccess: { continuation.resume(returning: $0.status.code) },
+                                           onError: { _ in continuation.resume(returning: 0) })
+                        }
+                        #expect(status == 200)
+                    }
                 }.value
             }
-            #expect(seen.withLock { $0 } == ["trace-1 \(TaskPriority.high)", "trace-2 \(TaskPriority.high)"])
+            let high = TaskPriority.high
+            #expect(seen.withLock { $0 } == ["trace-1 \(high)", "trace-1 \(high)", "trace-2 \(high)", "trace-2 \(high)"])
         }
     }
 
-    /// A value the caller's task carries, that the request's own task must see.
+    /// A value the caller's task carries, that the request's pipeline must see, whether it runs
+    /// in the caller's task or in a task of its own.
     @TaskLocal static var trace: String?
 
     @Test("an unmanaged request does not keep its released connection while its delegate is asked for it, and ends silently", arguments: TransportUnderTest.allCases)

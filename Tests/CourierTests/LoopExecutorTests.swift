@@ -62,7 +62,7 @@ struct LoopExecutorTests {
         }
     }
 
-    @Test("a request on a task of its own runs its pipeline on the loop (start and finish are reported there), with a disk cache off it; an async caller's runs in the caller's task")
+    @Test("a request on a task of its own runs its pipeline on the loop (start and finish are reported there), with a disk cache off it; an async caller's runs where its caller runs, here off the loop")
     func pipelineOnLoop() async throws {
         let server = try TestServer()
         defer { server.shutdown() }

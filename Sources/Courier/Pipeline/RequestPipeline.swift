@@ -11,7 +11,10 @@ import Foundation
 /// with nothing to do for a request is passed over. Below the last stage the pipeline counts the
 /// attempt and calls the transport. No stage knows which transport is below it. The
 /// whole-request deadline is not a stage: ``RequestTask`` runs it around the pipeline.
-struct RequestPipeline: Sendable {
+///
+/// A class, so that a ``PipelineNext`` holds one reference to it rather than its fields: every
+/// stage frame that waits for the rest of the pipeline holds one.
+final class RequestPipeline: Sendable {
     let transport: any Transport
     let stages: [any PipelineStage]
     /// The transport, if a ``RequestInterruption`` can stop its waits.
@@ -74,8 +77,8 @@ extension PipelineStage {
     func applies(to context: RequestContext) -> Bool { true }
 }
 
-/// The rest of the pipeline, as seen from one stage: a value, so that passing it to a stage
-/// allocates nothing.
+/// The rest of the pipeline, as seen from one stage: a value of three words (the pipeline, the
+/// context and an index), so that passing it to a stage allocates nothing.
 struct PipelineNext: Sendable {
     private enum Rest: Sendable {
         /// The pipeline's stages from an index on, then its transport.

@@ -14,37 +14,13 @@ struct RetryStage: PipelineStage {
     func applies(to context: RequestContext) -> Bool { !context.plan.retryPolicy.neverRetries }
 
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
-        let policy = context.plan.retryPolicy
         var number = 1
         while true {
             let result: Result<HTTPResponse, HTTPConnectionError>
             do { result = .success(try await next(request)) } catch { result = .failure(error) }
-
-            let attempt: RetryAttempt
-            switch result {
-            case .success(let response) where response.status.code < 400:
-                return response
-            case .success(let response):
-                attempt = RetryAttempt(number: number, method: request.method, url: request.url, error: nil, response: response)
-            case .failure(let error) where error == .cancelled || error == .deadlineExceeded || error.isCertificateFailure:
-                throw error
-            case .failure(let error):
-                attempt = RetryAttempt(number: number, method: request.method, url: request.url, error: error, response: nil)
+            guard let delay = try backoff(after: result, of: request, number: number, context: context) else {
+                return try result.get()
             }
-
-            guard case .retry(var delay) = policy.decision(for: attempt) else { return try result.get() }
-            if let response = attempt.response,
-               let asked = RetryAfter.delay(response.headers["Retry-After"], now: clock.now()) {
-                guard asked <= policy.retryAfterCap else { return try result.get() }
-                delay = asked
-            }
-            let reason = attempt.error ?? attempt.response.map { HTTPConnectionError.unacceptableStatus($0) } ?? .transportFailed
-            if let upload = request.upload, upload.wasConsumed {
-                throw .bodyNotReplayable.with(
-                    detail: "attempt \(number) ended (\(reason.kindName)) and its retry needs the request body again, which was a stream",
-                    underlying: attempt.error, response: attempt.response)
-            }
-            context.events.willRetry(attempt: number + 1, after: delay, reason: reason)
             do {
                 try await sleep(for: delay, interruption: context.interruption)
             } catch {
@@ -52,6 +28,42 @@ struct RetryStage: PipelineStage {
             }
             number += 1
         }
+    }
+
+    /// What follows attempt `number`: `nil` to end the request with its result, else the wait
+    /// before the next attempt (reported to the request's events); throws what ends the request
+    /// at once. Out of line and not `async`, so that what it works with stays off the frame every
+    /// request holds while it waits on the network.
+    @inline(never)
+    private func backoff(after result: Result<HTTPResponse, HTTPConnectionError>, of request: TransportRequest, number: Int,
+                         context: RequestContext) throws(HTTPConnectionError) -> Duration? {
+        let policy = context.plan.retryPolicy
+        let attempt: RetryAttempt
+        switch result {
+        case .success(let response) where response.status.code < 400:
+            return nil
+        case .success(let response):
+            attempt = RetryAttempt(number: number, method: request.method, url: request.url, error: nil, response: response)
+        case .failure(let error) where error == .cancelled || error == .deadlineExceeded || error.isCertificateFailure:
+            throw error
+        case .failure(let error):
+            attempt = RetryAttempt(number: number, method: request.method, url: request.url, error: error, response: nil)
+        }
+
+        guard case .retry(var delay) = policy.decision(for: attempt) else { return nil }
+        if let response = attempt.response,
+           let asked = RetryAfter.delay(response.headers["Retry-After"], now: clock.now()) {
+            guard asked <= policy.retryAfterCap else { return nil }
+            delay = asked
+        }
+        let reason = attempt.error ?? attempt.response.map { HTTPConnectionError.unacceptableStatus($0) } ?? .transportFailed
+        if let upload = request.upload, upload.wasConsumed {
+            throw .bodyNotReplayable.with(
+                detail: "attempt \(number) ended (\(reason.kindName)) and its retry needs the request body again, which was a stream",
+                underlying: attempt.error, response: attempt.response)
+        }
+        context.events.willRetry(attempt: number + 1, after: delay, reason: reason)
+        return delay
     }
 
     /// Waits out a backoff on the clock; cancelling the task ends the wait. A request that runs in

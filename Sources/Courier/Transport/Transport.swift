@@ -29,13 +29,15 @@ public protocol Transport: Sendable {
 
     /// The executor on which requests to `origin` cost least to run, if the transport has one.
     ///
-    /// ``HTTPConnection`` runs each request's pipeline (its stages, then ``send(_:observer:)``)
-    /// on this executor, unless its cache keeps files on disk. (When the answer is `nil`, or the
-    /// cache keeps files, an `async` caller's request to ``NativeTransport`` runs in the
-    /// caller's own task instead.) ``NativeTransport`` answers with
-    /// the event loop that owns the origin's connection pool, so that a request is written, read
-    /// and resumed on one thread, with no thread wake-up between the network and the pipeline.
-    /// The default answer is `nil`: Swift's global concurrent executor.
+    /// ``HTTPConnection`` runs the pipeline (its stages, then ``send(_:observer:)``) of a request
+    /// on a task of its own on this executor, unless its cache keeps files on disk. Such
+    /// requests are those of the closure and delegate styles, `stream` callers', and any on a
+    /// transport that cannot run a request in its `async` caller's task; an `async` caller's
+    /// request to ``NativeTransport`` runs in the caller's own task instead.
+    /// ``NativeTransport`` answers with the event loop that owns the origin's connection pool
+    /// while no other request is in flight, so that a request is written, read and resumed on
+    /// one thread, with no thread wake-up between the network and the pipeline. The default
+    /// answer is `nil`: Swift's global concurrent executor.
     /// - Parameter origin: a URL on the origin, or `nil` when unknown.
     /// - Returns: the executor, or `nil` for the global one.
     func preferredTaskExecutor(for origin: URL?) -> (any TaskExecutor)?

@@ -175,7 +175,7 @@ struct ProtocolEdgeCases {
         case .native:
             #expect(time.map { $0 < .milliseconds(1500) } == true, "open for \(String(describing: time))")
         case .urlSession:
-            withKnownIssue("on FoundationNetworking a loaded machine can leave the timed-out connection open",
+            withKnownIssue("on FoundationNetworking, under load, the timed-out connection can stay open until the server ends it",
                            isIntermittent: true) {
                 #expect(time.map { $0 < .seconds(10) } == true, "open for \(String(describing: time))")
             }
