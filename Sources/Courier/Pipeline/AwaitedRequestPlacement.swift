@@ -7,9 +7,9 @@
 /// 19% more requests a second and 13% less CPU per request (2026-11-26, alternated rounds); one
 /// request at a time (2026-11-27, three sets of 10 interleaved pairs), 5% less CPU per request
 /// and 6% more requests a second, plain and over TLS, and 4% less CPU with the caller on the
-/// loop (``HTTPConnection/executor``). So a
-/// request runs in its caller's task whenever the pipeline can stop every wait of the request
-/// without cancelling a task (``RequestPipeline/canRunInCallersTask``).
+/// loop (``HTTPConnection/executor``). So a request runs in its caller's task whenever the
+/// pipeline can stop every wait of the request without cancelling a task
+/// (``RequestPipeline/canRunInCallersTask``).
 enum AwaitedRequestPlacement: Sendable {
     /// In the caller's task whenever the pipeline can run there (the default).
     case callersTask
