@@ -176,9 +176,9 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     /// Stops the loop and waits for its thread to end. Idempotent and callable from any thread.
     ///
     /// Closures already submitted with ``execute(_:)``, and task jobs already queued, still run;
-    /// later submissions are refused (a task's job then runs on the global executor). Registrations and pending timers are dropped without being
-    /// called. When called on the loop's own thread the loop stops after the current
-    /// turn but cannot be waited for.
+    /// later submissions are refused (a task's job then runs on the global executor).
+    /// Registrations and pending timers are dropped without being called. When called on the
+    /// loop's own thread the loop stops after the current turn but cannot be waited for.
     public func shutdown() {
         let first = queue.withLock { queue -> Bool in
             guard case .running = queue.phase else { return false }
