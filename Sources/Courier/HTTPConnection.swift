@@ -305,7 +305,8 @@ public final class HTTPConnection: Sendable {
     }
 
     /// The executor that does this connection's network I/O: on ``NativeTransport``, the event
-    /// loop of the base URL's origin. `nil` on a transport without one (``URLSessionTransport``)
+    /// loop of the base URL's origin (with several loops, the origin's first; a request sent from
+    /// it stays there while that loop's share of the connections has one to spare). `nil` on a transport without one (``URLSessionTransport``)
     /// and for a connection whose cache keeps files on disk (its reads must not hold up a loop).
     ///
     /// Code that sends one request after another can run on it, so that each request starts and

@@ -42,7 +42,7 @@ struct NativeTransportProxyTests {
             }
             let direct = try echo(try await fetch(transport, URL(string: "http://localhost:\(server.port)/echo")!))
             #expect(direct.header("Via") == nil)
-            #expect(transport.census.livePools == 2)
+            #expect(transport.originCount == 2)
             transport.shutdown()  // squid logs a request when its transaction ends
             #expect(await eventually(timeout: .seconds(5)) { squid.requestLog.contains("GET http://127.0.0.1:\(server.port)/echo/a") },  // squid strips the query from its log
                     "\(squid.requestLog)")

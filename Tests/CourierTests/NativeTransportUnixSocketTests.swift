@@ -67,7 +67,7 @@ struct NativeTransportUnixSocketTests {
             #expect(overTCP.path == "/echo")
             let routed = try await fetch(tcp, URL(string: "http://127.0.0.1:1/echo/routed")!)
             #expect(try JSONDecoder().decode(Echo.self, from: routed.body).path == "/echo/routed")
-            #expect(tcp.census.livePools == 2, "the Unix-socket pool and the TCP pool are apart")
+            #expect(tcp.originCount == 2, "the Unix-socket pool and the TCP pool are apart")
         }
     }
 
@@ -92,7 +92,7 @@ struct NativeTransportUnixSocketTests {
                 #expect(response.status.code == 200)
                 #expect(String(decoding: response.body, as: UTF8.self) == "nginx over unix: /v1.43/containers/json?all=1 for docker\n")
             }
-            #expect(transport.census.livePools == 1)
+            #expect(transport.originCount == 1)
         }
     }
 

@@ -130,7 +130,7 @@ struct ConcurrencyAndLeakCases {
             let count = ProcessInfo.processInfo.environment["COURIER_TSAN"] == nil ? 20_000 : 2_000
             for _ in 0..<count { _ = try await connection.get("/echo") }
             #expect(connection.activeRequestIDs.isEmpty)
-            #expect(transport.census.livePools == 1)
+            #expect(transport.originCount == 1)
             #expect(transport.census.liveConnections == 1)
             #expect(ProcessSockets.connected(toPort: server.port) == 1)
             #expect(server.connectionsAccepted == 1)

@@ -71,7 +71,7 @@ enum ClientFactory {
     /// - Throws: when the client cannot be created (e.g. the socket cannot connect).
     static func make(for job: WorkerJob) throws -> any BenchClient {
         switch job.client {
-        case .courierNative, .courierNativeOnLoop, .courierNativeHeard, .courierURLSession, .pipelineAlone, .pipelineAloneFull:
+        case .courierNative, .courierNativeOnLoop, .courierNativeTwoLoops, .courierNativeHeard, .courierURLSession, .pipelineAlone, .pipelineAloneFull:
             return CourierClient(job: job)
         case .nativeBare, .urlSessionBare:
             return CourierBareTransportClient(job: job)

@@ -59,6 +59,7 @@ final class CourierClient: BenchClient {
                 tls.trustRoots = .pem(pem)
             }
             var configuration = NativeTransport.Configuration(maxConnectionsPerHost: job.poolSize, tls: tls)
+            if job.client == .courierNativeTwoLoops { configuration.loopCount = 2 }
             if job.http2 {
                 configuration.httpVersion = .automatic
                 configuration.maxHTTP2ConnectionsPerHost = 1

@@ -38,6 +38,7 @@ enum ScenarioCatalog {
         let rounds = options.rounds
         let small = "/" + StaticFiles.small
         let tlsClients: [ClientKind] = [.courierNative, .asyncHTTPClient, .wrk]
+        let tlsConcurrentClients: [ClientKind] = [.courierNative, .courierNativeTwoLoops, .asyncHTTPClient, .wrk]
         let http2Clients: [ClientKind] = [.courierNative, .asyncHTTPClient, .h2load]
         // HTTP/2: every client carries its requests on one connection, however many are in flight.
         func multiplexed(_ concurrency: Int) -> WorkerJob {
@@ -71,10 +72,10 @@ enum ScenarioCatalog {
                      kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .nativeBare, .blockingSocket, .wrk],
                      rounds: rounds, path: small, template: timed(1)),
             Scenario(number: 2, name: "concurrent-16", title: "2a. 16 requests in flight",
-                     kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .wrk], rounds: rounds,
-                     path: small, template: timed(16)),
+                     kind: .throughput, server: .files, clients: swiftClients + [.courierNativeOnLoop, .courierNativeTwoLoops, .wrk],
+                     rounds: rounds, path: small, template: timed(16)),
             Scenario(number: 2, name: "concurrent-256", title: "2b. 256 requests in flight",
-                     kind: .throughput, server: .files, clients: swiftClients + [.wrk], rounds: rounds,
+                     kind: .throughput, server: .files, clients: swiftClients + [.courierNativeTwoLoops, .wrk], rounds: rounds,
                      path: small, template: timed(256)),
             Scenario(number: 3, name: "post-1k", title: "3a. POST with a 1 KiB JSON body",
                      kind: .throughput, server: .files, clients: swiftClients + [.blockingSocket, .wrk], rounds: rounds,
@@ -99,7 +100,7 @@ enum ScenarioCatalog {
             Scenario(number: 9, name: "tls-sequential", title: "9a. HTTPS keep-alive, sequential small GETs",
                      kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: timed(1)),
             Scenario(number: 9, name: "tls-concurrent-16", title: "9b. HTTPS keep-alive, 16 requests in flight",
-                     kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: timed(16)),
+                     kind: .throughput, server: .tls, clients: tlsConcurrentClients, rounds: rounds, path: small, template: timed(16)),
             Scenario(number: 9, name: "tls-new-connection", title: "9c. HTTPS, a new connection per request, session tickets on",
                      kind: .throughput, server: .tls, clients: tlsClients, rounds: rounds, path: small, template: handshake),
             Scenario(number: 9, name: "tls-full-handshake", title: "9d. HTTPS, a new connection per request, session tickets off (full handshakes)",

@@ -5,6 +5,9 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
     /// `HTTPConnection` over `NativeTransport`, with the caller's requests sent from a task that
     /// prefers the connection's executor (`HTTPConnection.executor`, the transport's event loop).
     case courierNativeOnLoop = "courier-loop"
+    /// `HTTPConnection` over a `NativeTransport` with two event loops (`loopCount: 2`), so that
+    /// one origin's connections spread over both.
+    case courierNativeTwoLoops = "courier-2-loops"
     /// `HTTPConnection` over `NativeTransport` with the full pipeline (scenario 4) and a delegate
     /// that implements `willSend` and `didFinishWith`: two trips to the callback queue per request.
     case courierNativeHeard = "courier-delegate"
@@ -35,6 +38,7 @@ enum ClientKind: String, Codable, CaseIterable, Sendable {
         switch self {
         case .courierNative: "Courier (native)"
         case .courierNativeOnLoop: "Courier (native, caller on its loop)"
+        case .courierNativeTwoLoops: "Courier (native, 2 loops)"
         case .courierNativeHeard: "Courier (native), delegate that listens"
         case .courierURLSession: "Courier (URLSessionTransport)"
         case .urlSession: "URLSession"

@@ -18,6 +18,8 @@ final class HostPool {
     let loop: EventLoop
     let settings: NativeSettings
     let tlsContext: TLSContext?
+    /// What the transport reads of this pool from other threads.
+    let gauge: PoolGauge
     private let contextBound: LoopBound<NativeLoopContext>
 
     /// The loop's context, attached on first use.
@@ -35,23 +37,31 @@ final class HostPool {
     private var sweepTimer: EventLoop.Timer?
 
     /// Creates an empty pool; callable from any thread (the pool is then handed to its loop).
+    /// - Parameters:
+    ///   - maxConnections: the pool's share of the origin's connection limit (``OriginSpread``).
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?,
-         context: LoopBound<NativeLoopContext>) {
+         context: LoopBound<NativeLoopContext>, maxConnections: Int, gauge: PoolGauge) {
         self.key = key
         self.loop = loop
         self.settings = settings
         self.tlsContext = tlsContext
         self.contextBound = context
-        let mayUseHTTP2 = key.secure ? settings.httpVersion != .http1Only
-            : settings.httpVersion == .http2PriorKnowledge && !key.forwardsThroughProxy
-        self.machine = PoolStateMachine(origin: "\(key)", maxConnections: settings.maxConnectionsPerHost,
-                                        idleTimeout: settings.idleTimeout, mayUseHTTP2: mayUseHTTP2,
+        self.gauge = gauge
+        self.machine = PoolStateMachine(origin: "\(key)", maxConnections: maxConnections,
+                                        idleTimeout: settings.idleTimeout, mayUseHTTP2: Self.mayUseHTTP2(key, settings),
                                         maxMultiplexedConnections: settings.maxHTTP2Connections)
         settings.census.pool(1)
     }
 
     deinit {
         settings.census.pool(-1)
+    }
+
+    /// Whether a connection to `key` may turn out to speak HTTP/2: over `https` unless HTTP/1.1
+    /// is required (ALPN decides), and over plain `http` only with prior knowledge and no proxy.
+    static func mayUseHTTP2(_ key: NativePoolKey, _ settings: NativeSettings) -> Bool {
+        key.secure ? settings.httpVersion != .http1Only
+            : settings.httpVersion == .http2PriorKnowledge && !key.forwardsThroughProxy
     }
 
     /// The number of open or opening connections.
@@ -96,6 +106,7 @@ final class HostPool {
     /// A connection finished connecting (and its TLS handshake).
     func connectionReady(_ connection: HTTP1ClientConnection) {
         perform(machine.connectionReady(connection.poolID, at: EventLoop.now()))
+        if machine.originProtocol == .http1 { gauge.markHTTP1() }
     }
 
     /// A connection finished its exchange and may carry another.

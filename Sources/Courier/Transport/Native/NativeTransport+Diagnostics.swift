@@ -14,16 +14,34 @@ extension NativeTransport {
     /// The live pools and connection objects of this transport; it outlives the transport.
     var census: NativeCensus { settings.census }
 
-    /// The state of the pool that serves `url`, or `nil` when there is none (yet).
+    /// The origins (pool keys) the transport has pools for; each has one pool per loop it uses.
+    var originCount: Int { state.withLock { $0.pools.count } }
+
+    /// The state of the pools that serve `url`, added up, or `nil` when there are none (yet).
     func poolSnapshot(for url: URL) async -> PoolSnapshot? {
-        guard let target = try? NativeRequestTarget(url: url),
-              let pool = existingPool(for: target.key) else { return nil }
-        return await withCheckedContinuation { continuation in
-            let accepted = pool.loop.execute {
-                continuation.resume(returning: pool.value.snapshot)
+        let snapshots = await poolSnapshots(for: url)
+        guard !snapshots.isEmpty else { return nil }
+        return PoolSnapshot(connections: snapshots.reduce(0) { $0 + $1.connections },
+                            idle: snapshots.reduce(0) { $0 + $1.idle },
+                            waiting: snapshots.reduce(0) { $0 + $1.waiting })
+    }
+
+    /// The state of each pool that serves `url` (one per loop its origin uses), in order; empty
+    /// when there is none (yet) or the transport has shut down.
+    func poolSnapshots(for url: URL) async -> [PoolSnapshot] {
+        guard let target = try? NativeRequestTarget(url: url) else { return [] }
+        var snapshots: [PoolSnapshot] = []
+        for pool in existingPools(for: target.key) {
+            let snapshot = await withCheckedContinuation { continuation in
+                let accepted = pool.loop.execute {
+                    continuation.resume(returning: Optional(pool.value.snapshot))
+                }
+                if !accepted { continuation.resume(returning: nil) }
             }
-            if !accepted { continuation.resume(returning: nil) }
+            guard let snapshot else { return [] }
+            snapshots.append(snapshot)
         }
+        return snapshots
     }
 }
 

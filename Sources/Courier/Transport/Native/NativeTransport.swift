@@ -13,7 +13,8 @@ import Synchronization
 ///   the connect timeout.
 /// - **Pooled.** Keep-alive connections per (scheme, host, port), at most
 ///   ``Configuration/maxConnectionsPerHost`` at once, with a fair first-in, first-out queue
-///   beyond that and an idle timeout. A pooled connection that the server closed while it was
+///   beyond that (one per loop with several loops, see ``Configuration/loopCount``) and an idle
+///   timeout. A pooled connection that the server closed while it was
 ///   idle is detected; a request that is safe to repeat is then re-sent once on a fresh
 ///   connection, any other fails with ``HTTPConnectionError/staleConnection``.
 /// - **Strict.** Responses are parsed per RFC 9112 (Content-Length, chunked and close-delimited
@@ -44,14 +45,8 @@ public final class NativeTransport: Transport {
     /// The configuration the transport was created with.
     public let configuration: Configuration
 
-    /// A pool and the loop it lives on.
-    struct PoolHandle: Sendable {
-        let pool: LoopBound<HostPool>
-        var loop: EventLoop { pool.loop }
-    }
-
-    private struct State {
-        var pools: [NativePoolKey: PoolHandle] = [:]
+    struct State {
+        var pools: [NativePoolKey: OriginPools] = [:]
         var nextLoop = 0
         var isShutDown = false
     }
@@ -60,7 +55,7 @@ public final class NativeTransport: Transport {
     private let group: EventLoopGroup?
     private let startupError: HTTPConnectionError?
     private let contexts: [LoopBound<NativeLoopContext>]
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let tls: NativeTLSProvider
     /// The proxy re-authentication queues, when a ``Configuration/proxyAuthenticator`` is set.
     let proxyAuthentication: ProxyAuthenticationRegistry?
@@ -166,7 +161,9 @@ public final class NativeTransport: Transport {
                   stream: BodyStreamBuffer?, interruption: RequestInterruption? = nil) async throws(HTTPConnectionError) -> HTTPResponse {
         inFlight.add(1, ordering: .relaxed)
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        let (pool, exchange) = try prepareExchange(request, target: target, observer: observer, stream: stream)
+        let (handle, exchange) = try prepareExchange(request, target: target, observer: observer, stream: stream)
+        defer { handle.gauge.requestEnded() }
+        let pool = handle.pool
         let loop = pool.loop
         let cancel: @Sendable () -> Void = { loop.execute { exchange.value.cancel() } }
         let outcome = await RequestInterruption.wait(interruption, { await run(exchange, in: pool, interruption: interruption) },
@@ -201,16 +198,18 @@ public final class NativeTransport: Transport {
         }
     }
 
-    /// Finds the pool, encodes the request and makes its exchange, bound to the pool's loop. Out
+    /// Encodes the request, finds its pool (which counts it in its gauge from then on: the
+    /// caller reports its end) and makes its exchange, bound to the pool's loop. Out
     /// of line: its temporaries stay off the frame that ``exchange(_:target:observer:stream:)``
     /// holds while the request is in flight.
     @inline(never)
     private func prepareExchange(_ request: TransportRequest, target known: NativeRequestTarget?, observer: any TransportObserver,
-                                 stream: BodyStreamBuffer?) throws(HTTPConnectionError) -> (LoopBound<HostPool>, LoopBound<NativeExchange>) {
+                                 stream: BodyStreamBuffer?) throws(HTTPConnectionError) -> (PoolHandle, LoopBound<NativeExchange>) {
         let target: NativeRequestTarget
         if let known { target = known } else { target = try self.target(for: request.url) }
-        let handle = try pool(for: target.key)
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
+        // Last, so that nothing throws once the pool has counted the request.
+        let handle = try pool(for: target.key)
         let loop = handle.loop
         let exchange = LoopBound(sending: NativeExchange(request: request, target: target, wire: wire, bodyInlined: inlined, observer: observer,
                                                          stream: stream),
@@ -218,11 +217,11 @@ public final class NativeTransport: Transport {
         stream?.connect(.init(
             onDemand: { loop.execute { exchange.value.consumerWantsMore() } },
             onCancel: { loop.execute { exchange.value.cancel() } }))
-        return (handle.pool, exchange)
+        return (handle, exchange)
     }
 
     /// For a request that would be the only one in flight, the event loop that owns `origin`'s
-    /// pool (or, before the pool exists, the loop it will get; with one loop, always that loop),
+    /// (first) pool (or, before the pool exists, the loop it will get; with one loop, always that loop),
     /// so that it runs on the thread that does its I/O and resumes without a thread wake-up.
     /// While other requests are in flight, `nil`: their pipelines then spread over Swift's
     /// global executor instead of queueing on the loop (measured on 2026-11-23, when every
@@ -236,8 +235,8 @@ public final class NativeTransport: Transport {
         return ioExecutor(for: origin)
     }
 
-    /// The event loop that owns `origin`'s pool (or, before the pool exists, the loop it will
-    /// get; with one loop, always that loop), whatever is in flight; `nil` when the transport
+    /// The event loop that owns `origin`'s (first) pool (or, before the pool exists, the loop it
+    /// will get; with one loop, always that loop), whatever is in flight; `nil` when the transport
     /// could not start (or, with several loops, has shut down). A loop that has stopped runs the
     /// jobs it is given on Swift's global executor.
     /// - Parameter origin: a URL on the origin, or `nil` when unknown.
@@ -248,34 +247,39 @@ public final class NativeTransport: Transport {
         let key = origin.flatMap { try? target(for: $0).key }
         return state.withLock { state -> EventLoop? in
             if state.isShutDown { return nil }
-            if let key, let handle = state.pools[key] { return handle.loop }
+            if let key, let origin = state.pools[key] { return origin.first.loop }
             return contexts[state.nextLoop % contexts.count].loop
         }
     }
 
-    /// The pool for `key` if it exists.
-    func existingPool(for key: NativePoolKey) -> LoopBound<HostPool>? {
-        state.withLock { $0.pools[key]?.pool }
+    /// The pools that serve `key` (one per loop the origin uses), if any.
+    func existingPools(for key: NativePoolKey) -> [LoopBound<HostPool>] {
+        state.withLock { $0.pools[key]?.handles.map(\.pool) ?? [] }
     }
 
-    /// The pool for `key`, created on first use on the next loop.
+    /// The pool that takes a request to `key`, its origin's pools made on first use, starting
+    /// on the next loop (``OriginSpread``). The request is counted in the pool's gauge under the
+    /// same lock as the choice, so that concurrent choices see each other; the caller reports
+    /// its end (``PoolGauge/requestEnded()``).
     private func pool(for key: NativePoolKey) throws(HTTPConnectionError) -> PoolHandle {
         if let startupError { throw startupError }
-        if let handle = state.withLock({ $0.isShutDown ? nil : $0.pools[key] }) { return handle }
-        // A new pool: its TLS context is made (or taken from the cache) outside the lock.
+        let callersLoop = contexts.count > 1 ? contexts.firstIndex { $0.loop.inEventLoop } : nil
+        let contexts = contexts, settings = settings
+        if let handle = state.withLock({ state in
+            state.isShutDown ? nil : state.pools[key]?.next(callersLoop: callersLoop, contexts: contexts, settings: settings)
+        }) {
+            return handle
+        }
+        // A new origin: its TLS context is made (or taken from the cache) outside the lock.
         let tlsContext = key.secure ? try tls.context() : nil
         let found = state.withLock { state -> PoolHandle? in
             if state.isShutDown { return nil }
-            if let handle = state.pools[key] { return handle }
-            let index = state.nextLoop % contexts.count
-            state.nextLoop &+= 1
-            let context = contexts[index]
-            let pool = LoopBound(sending: HostPool(key: key, loop: context.loop, settings: settings, tlsContext: tlsContext,
-                                                   context: context),
-                                 to: context.loop)
-            let handle = PoolHandle(pool: pool)
-            state.pools[key] = handle
-            return handle
+            if state.pools[key] == nil {
+                state.pools[key] = OriginPools(key: key, tlsContext: tlsContext, firstLoop: state.nextLoop % contexts.count,
+                                               contexts: contexts, settings: settings)
+                state.nextLoop &+= 1
+            }
+            return state.pools[key]?.next(callersLoop: callersLoop, contexts: contexts, settings: settings)
         }
         guard let found else { throw NativeErrors.shutDown }
         return found
