@@ -60,6 +60,26 @@ struct NativeTransportLoopSpreadTests {
         }
     }
 
+    @Test("a streamed response counts on its loop until its body ends: streams opened one after another spread over both loops")
+    func streamsSpread() async throws {
+        try await withTwoLoops { server, transport in
+            let size = 8 << 20
+            var streams: [HTTPStreamingResponse] = []
+            // Each stream returns at its head and holds its connection while its body waits.
+            for _ in 0..<4 {
+                let request = TransportRequest(method: .get, url: server.url("/bytes/\(size)"), timeout: .seconds(10))
+                streams.append(try await transport.stream(request, observer: IgnoringTransportObserver()))
+            }
+            #expect(await transport.poolSnapshots(for: server.url("/")).map(\.connections) == [2, 2])
+            for streamed in streams {
+                var received = 0
+                for try await chunk in streamed.body { received += chunk.count }
+                #expect(received == size)
+            }
+            #expect(server.connectionsAccepted == 4)
+        }
+    }
+
     @Test("requests sent one at a time share one connection on the first loop")
     func sequentialRequestsShareOneConnection() async throws {
         let server = try TestServer()
@@ -83,12 +103,13 @@ struct NativeTransportLoopSpreadTests {
     func callerOnALoopStaysThere() async throws {
         try await withTwoLoops { server, transport in
             let url = server.url("/echo")
-            // The first request makes the origin's pools; its first pool is on the transport's
-            // first loop, so the second loop is the other pool's.
+            // The first request makes the origin's pools, one on each loop.
             _ = try await fetch(transport, url)
-            let second = try #require(transport.ioExecutor(for: nil) as? EventLoop)
-            let first = try #require(transport.ioExecutor(for: url) as? EventLoop)
-            #expect(first !== second)
+            let key = try NativeRequestTarget(url: url).key
+            let pools: [LoopBound<HostPool>] = transport.existingPools(for: key)
+            try #require(pools.count == 2)
+            let second: EventLoop = pools[1].loop
+            #expect(pools[0].loop !== second)
             let recorder = ThreadRecorder()
             for _ in 0..<3 {
                 let code = try await withTaskExecutorPreference(second) {

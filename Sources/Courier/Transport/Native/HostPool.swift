@@ -39,8 +39,10 @@ final class HostPool {
     /// Creates an empty pool; callable from any thread (the pool is then handed to its loop).
     /// - Parameters:
     ///   - maxConnections: the pool's share of the origin's connection limit (``OriginSpread``).
+    ///   - knowsHTTP1: whether the origin is known to speak HTTP/1.1 (another of its pools found
+    ///     out), so that the pool need not open one connection at a time to find out.
     init(key: NativePoolKey, loop: EventLoop, settings: NativeSettings, tlsContext: TLSContext?,
-         context: LoopBound<NativeLoopContext>, maxConnections: Int, gauge: PoolGauge) {
+         context: LoopBound<NativeLoopContext>, maxConnections: Int, knowsHTTP1: Bool, gauge: PoolGauge) {
         self.key = key
         self.loop = loop
         self.settings = settings
@@ -48,7 +50,7 @@ final class HostPool {
         self.contextBound = context
         self.gauge = gauge
         self.machine = PoolStateMachine(origin: "\(key)", maxConnections: maxConnections,
-                                        idleTimeout: settings.idleTimeout, mayUseHTTP2: Self.mayUseHTTP2(key, settings),
+                                        idleTimeout: settings.idleTimeout, mayUseHTTP2: !knowsHTTP1 && Self.mayUseHTTP2(key, settings),
                                         maxMultiplexedConnections: settings.maxHTTP2Connections)
         settings.census.pool(1)
     }

@@ -38,6 +38,9 @@ final class NativeExchange {
     let observesBody: Bool
     /// Where a streamed response's body goes; `nil` when the body is collected.
     let stream: BodyStreamBuffer?
+    /// For a streamed response: its count in its pool's gauge, ended when the exchange ends
+    /// (the `stream` call returns at the head, and ends it only when it fails).
+    let streamTicket: PoolGauge.Ticket?
     /// The per-attempt timeout in nanoseconds: the longest silence allowed.
     let timeout: UInt64
     /// Whether the request may be re-sent on a fresh connection after a stale one.
@@ -82,7 +85,7 @@ final class NativeExchange {
 
     /// Creates an exchange; called on the requesting task's thread.
     init(request: TransportRequest, target: NativeRequestTarget, wire: [UInt8], bodyInlined: Bool,
-         observer: any TransportObserver, stream: BodyStreamBuffer? = nil) {
+         observer: any TransportObserver, stream: BodyStreamBuffer? = nil, streamTicket: PoolGauge.Ticket? = nil) {
         self.request = request
         self.target = target
         self.wire = wire
@@ -90,6 +93,7 @@ final class NativeExchange {
         self.observer = observer
         self.observesBody = observer.observesBody
         self.stream = stream
+        self.streamTicket = streamTicket
         self.timeout = request.timeout.nativeNanoseconds
         // A stream cannot be sent twice, so a stale connection re-sends it only when none of it went out.
         self.isIdempotent = request.method.isIdempotent && (request.upload?.isReplayable ?? true)
@@ -188,6 +192,7 @@ final class NativeExchange {
 
     /// Lets go of the pool, the timers and itself, and reports the metrics: the exchange ended.
     private func release() {
+        streamTicket?.end()
         stopWaitCheck()
         upload?.stop()
         pool = nil

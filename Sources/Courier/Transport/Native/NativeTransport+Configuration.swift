@@ -34,13 +34,18 @@ extension NativeTransport {
         /// requests beyond it. A request goes to the loop its caller runs on while that loop's
         /// share has a connection to spare, else to the loop with the fewest of the origin's
         /// requests in flight (the origin's first loop on a tie, so that requests sent one at a
-        /// time share one connection). An origin that may speak HTTP/2 stays on one loop until a
-        /// connection has shown that it speaks HTTP/1.1. Measured on a 2-core machine
-        /// (2026-11-28, interleaved pairs against nginx): with 2 loops, 16 requests in flight to
-        /// one origin made 4 % more requests a second over plain HTTP and 10 % more over HTTPS,
-        /// and 256 in flight 12 % more; one request at a time was the same. The default stays 1
-        /// because with several loops a request that waits for a connection waits for one of
-        /// its own loop's share only: the origin's queue is no longer one fair queue.
+        /// time share one connection). An origin that may speak HTTP/2 stays on one loop, held to
+        /// that loop's share, until a connection has shown that it speaks HTTP/1.1 (a first burst
+        /// of requests to a new `https` origin runs on that share); an HTTP/2 origin stays there,
+        /// bounded by ``maxHTTP2ConnectionsPerHost``. A streamed response counts on its loop
+        /// until its body ends.
+        ///
+        /// Measured on a 2-core machine shared with the server (2026-11-28, against nginx): with 2
+        /// loops, 16 requests in flight to one origin made 0–4 % more requests a second over
+        /// plain HTTP and 2–10 % more over HTTPS, 256 in flight −3 to +12 %; one request at a
+        /// time was the same. The default stays 1 because with several loops a request that
+        /// waits for a connection waits for one of its own loop's share only: the origin's
+        /// queue is no longer one fair queue.
         public var loopCount: Int
         /// Addresses used instead of DNS for chosen host and port pairs (see ``AddressOverride``).
         /// Default: none.

@@ -64,7 +64,10 @@ extension NativeTransport {
             let context = contexts[(firstLoop + index) % contexts.count]
             let gauge = PoolGauge()
             let pool = HostPool(key: key, loop: context.loop, settings: settings, tlsContext: tlsContext, context: context,
-                                maxConnections: spread.connectionLimit(ofPool: index), gauge: gauge)
+                                maxConnections: spread.connectionLimit(ofPool: index),
+                                // A pool after the first exists only once the origin is known
+                                // to speak HTTP/1.1, or when it cannot speak HTTP/2 at all.
+                                knowsHTTP1: index > 0, gauge: gauge)
             return PoolHandle(pool: LoopBound(sending: pool, to: context.loop), gauge: gauge)
         }
     }

@@ -161,13 +161,19 @@ public final class NativeTransport: Transport {
                   stream: BodyStreamBuffer?, interruption: RequestInterruption? = nil) async throws(HTTPConnectionError) -> HTTPResponse {
         inFlight.add(1, ordering: .relaxed)
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        let (handle, exchange) = try prepareExchange(request, target: target, observer: observer, stream: stream)
-        defer { handle.gauge.requestEnded() }
+        let (handle, exchange, ticket) = try prepareExchange(request, target: target, observer: observer, stream: stream)
         let pool = handle.pool
         let loop = pool.loop
         let cancel: @Sendable () -> Void = { loop.execute { exchange.value.cancel() } }
         let outcome = await RequestInterruption.wait(interruption, { await run(exchange, in: pool, interruption: interruption) },
                                                      stop: cancel)
+        // The pool counted the request. A streamed response stays counted until its exchange
+        // ends (``NativeExchange/streamTicket``), or until now if it failed before its head.
+        if let ticket {
+            if case .failure = outcome { ticket.end() }
+        } else {
+            handle.gauge.requestEnded()
+        }
         return try outcome.get()
     }
 
@@ -199,25 +205,27 @@ public final class NativeTransport: Transport {
     }
 
     /// Encodes the request, finds its pool (which counts it in its gauge from then on: the
-    /// caller reports its end) and makes its exchange, bound to the pool's loop. Out
+    /// caller, or for a streamed body its exchange, reports its end) and makes its exchange,
+    /// bound to the pool's loop. Out
     /// of line: its temporaries stay off the frame that ``exchange(_:target:observer:stream:)``
     /// holds while the request is in flight.
     @inline(never)
     private func prepareExchange(_ request: TransportRequest, target known: NativeRequestTarget?, observer: any TransportObserver,
-                                 stream: BodyStreamBuffer?) throws(HTTPConnectionError) -> (PoolHandle, LoopBound<NativeExchange>) {
+                                 stream: BodyStreamBuffer?) throws(HTTPConnectionError) -> (PoolHandle, LoopBound<NativeExchange>, PoolGauge.Ticket?) {
         let target: NativeRequestTarget
         if let known { target = known } else { target = try self.target(for: request.url) }
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
         // Last, so that nothing throws once the pool has counted the request.
         let handle = try pool(for: target.key)
         let loop = handle.loop
+        let ticket = stream == nil ? nil : PoolGauge.Ticket(handle.gauge)
         let exchange = LoopBound(sending: NativeExchange(request: request, target: target, wire: wire, bodyInlined: inlined, observer: observer,
-                                                         stream: stream),
+                                                         stream: stream, streamTicket: ticket),
                                  to: loop)
         stream?.connect(.init(
             onDemand: { loop.execute { exchange.value.consumerWantsMore() } },
             onCancel: { loop.execute { exchange.value.cancel() } }))
-        return (handle, exchange)
+        return (handle, exchange, ticket)
     }
 
     /// For a request that would be the only one in flight, the event loop that owns `origin`'s

@@ -7,7 +7,8 @@
 /// spare, else to the pool with the fewest requests in flight, the first on a tie, so that
 /// requests sent one at a time keep using one connection.
 ///
-/// An origin that may speak HTTP/2 (`https` while ALPN may pick it) starts with one pool: one
+/// An origin that may speak HTTP/2 (`https` while ALPN may pick it, or plain `http` with prior
+/// knowledge) starts with one pool: one
 /// HTTP/2 connection carries many requests, and ``NativeTransport/Configuration/maxHTTP2ConnectionsPerHost``
 /// bounds the origin as a whole. Once that pool has found that the origin speaks HTTP/1.1, the
 /// origin widens to all its pools.

@@ -23,4 +23,20 @@ final class PoolGauge: Sendable {
     func markHTTP1() {
         if !foundHTTP1.load(ordering: .relaxed) { foundHTTP1.store(true, ordering: .relaxed) }
     }
+
+    /// One streamed request's count in a gauge, ended once by whichever comes first: its
+    /// exchange letting go of its body, or the `stream` call failing before the head.
+    final class Ticket: Sendable {
+        private let gauge: PoolGauge
+        private let ended = Atomic<Bool>(false)
+
+        init(_ gauge: PoolGauge) {
+            self.gauge = gauge
+        }
+
+        /// Ends the count; later calls do nothing.
+        func end() {
+            if !ended.exchange(true, ordering: .relaxed) { gauge.requestEnded() }
+        }
+    }
 }

@@ -338,14 +338,14 @@ struct PoolStateMachine {
     /// Opens a connection when the queue holds more requests than connections are being opened
     /// for it, within the maximum. While the origin's protocol is unknown, one at a time; for an
     /// HTTP/2 origin, one more only when every HTTP/2 connection is full, within
-    /// ``maxMultiplexedConnections``.
+    /// ``maxMultiplexedConnections`` (``maxConnections`` bounds HTTP/1.1 connections only).
     mutating func openForQueue() -> ConnectionAction {
-        guard queue.count > connectingForQueue, connections.count < maxConnections else { return .none }
+        guard queue.count > connectingForQueue else { return .none }
         switch originProtocol {
         case .http1:
-            break
+            guard connections.count < maxConnections else { return .none }
         case .unknown:
-            guard connectingForQueue == 0 else { return .none }
+            guard connectingForQueue == 0, connections.count < maxConnections else { return .none }
         case .http2:
             guard connectingForQueue == 0, multiplexedIDs.count < maxMultiplexedConnections else { return .none }
         }
