@@ -77,6 +77,22 @@ struct PoolStateMachineMultiplexingTests {
         #expect(pool.connectionCount == 2)
     }
 
+    @Test("HTTP/2 connections are bounded by their own limit alone, not by a smaller HTTP/1.1 limit (a pool's share on one of several loops)")
+    func http2LimitAloneBoundsHTTP2() {
+        var pool = machine(max: 1, http2Max: 2)
+        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        _ = pool.requestArrived(r(2), timeout: Self.timeout, at: 0)
+        #expect(pool.connectionReadyMultiplexed(c(1), capacity: 1, at: 1)
+                == .init(request: .execute(r(1), on: c(1)), connection: .open(c(2))))
+        #expect(pool.connectionReadyMultiplexed(c(2), capacity: 1, at: 2) == .init(request: .execute(r(2), on: c(2))))
+        #expect(pool.connectionCount == 2)
+        // While the protocol is unknown, the HTTP/1.1 limit still holds.
+        var unknown = machine(max: 1, http2Max: 2)
+        _ = unknown.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        #expect(unknown.requestArrived(r(2), timeout: Self.timeout, at: 0) == .init(request: .wait(r(2), checkAt: Self.timeout)))
+        #expect(unknown.connectionCount == 1)
+    }
+
     @Test("a raised stream limit hands out waiting requests")
     func capacityRaised() {
         var pool = machine()
