@@ -306,8 +306,9 @@ public final class HTTPConnection: Sendable {
 
     /// The executor that does this connection's network I/O: on ``NativeTransport``, the event
     /// loop of the base URL's origin (with several loops, the origin's first; a request sent from
-    /// it stays there while that loop's share of the connections has one to spare). `nil` on a transport without one (``URLSessionTransport``)
-    /// and for a connection whose cache keeps files on disk (its reads must not hold up a loop).
+    /// it stays there while that loop's share of the connections has one to spare). `nil` on a
+    /// transport without one (``URLSessionTransport``) and for a connection whose cache keeps
+    /// files on disk (its reads must not hold up a loop).
     ///
     /// Code that sends one request after another can run on it, so that each request starts and
     /// resumes on the thread that reads its response, without the two thread wake-ups a caller

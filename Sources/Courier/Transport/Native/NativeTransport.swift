@@ -14,9 +14,9 @@ import Synchronization
 /// - **Pooled.** Keep-alive connections per (scheme, host, port), at most
 ///   ``Configuration/maxConnectionsPerHost`` at once, with a fair first-in, first-out queue
 ///   beyond that (one per loop with several loops, see ``Configuration/loopCount``) and an idle
-///   timeout. A pooled connection that the server closed while it was
-///   idle is detected; a request that is safe to repeat is then re-sent once on a fresh
-///   connection, any other fails with ``HTTPConnectionError/staleConnection``.
+///   timeout. A pooled connection that the server closed while it was idle is detected; a
+///   request that is safe to repeat is then re-sent once on a fresh connection, any other fails
+///   with ``HTTPConnectionError/staleConnection``.
 /// - **Strict.** Responses are parsed per RFC 9112 (Content-Length, chunked and close-delimited
 ///   bodies; HEAD, 1xx, 204 and 304; `Connection: close`). A malformed or oversized response
 ///   ends in one clear error and its connection is discarded, never reused; so is the connection
@@ -45,6 +45,8 @@ public final class NativeTransport: Transport {
     /// The configuration the transport was created with.
     public let configuration: Configuration
 
+    /// What the transport's lock guards: each origin's pools, the loop the next new origin
+    /// starts on, and whether the transport has shut down.
     struct State {
         var pools: [NativePoolKey: OriginPools] = [:]
         var nextLoop = 0
