@@ -6,7 +6,8 @@ import Foundation
 /// that a request's CPU is the pipeline's own (``ClientKind/pipelineAlone``). It cannot be
 /// interrupted, so an `async` caller's request runs on a task of its own, as on
 /// `URLSessionTransport`: one at a time, that task and the hand-back to the caller are part of
-/// the cost; the transport observer's callbacks are not.
+/// the cost (the driver pins these workers to one CPU, ``WorkerCommand``, so that the hand-back
+/// wakes no other CPU); the transport observer's callbacks are not.
 struct InstantTransport: Transport {
     /// The small JSON file's bytes.
     private let body = Data(StaticFiles.smallJSON.utf8)

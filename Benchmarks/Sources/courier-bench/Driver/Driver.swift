@@ -121,7 +121,8 @@ struct Driver {
             try? FileManager.default.removeItem(atPath: job.resultPath)
             let json = String(decoding: try JSONEncoder().encode(job), as: UTF8.self)
             let executable = BuildFolder.executableDirectory.appendingPathComponent("courier-bench").path
-            let worker = try ChildProcess(executable, [WorkerJob.argument, json])
+            let command = WorkerCommand(job: job, executable: executable, json: json)
+            let worker = try ChildProcess(command.path, command.arguments)
             let limit = (job.isCounted ? job.timeLimit : job.duration + job.timeLimit) + 60
             guard let exit = worker.wait(timeout: limit) else {
                 worker.stop()

@@ -92,7 +92,10 @@ extension ScenarioReport {
         }
         table.notes.append("- \"over bare\": per request, the full pipeline's wall time (1 / req/s) and CPU minus the bare transport's.")
         if measured.contains(where: \.client.isPipelineAlone) {
-            table.notes.append("- \"pipeline alone, no socket\": `HTTPConnection` over a transport that answers at once in memory, plain and with the full pipeline: no socket and no event loop, so its CPU per request is the pipeline's own (with the request's own task and its hand-back to the caller), measured without the network's noise. Its rate is not comparable with the rows over the network.")
+            let pinned = WorkerCommand.pinsPipelineAlone
+                ? "run pinned to one CPU (`taskset`), so that the hand-back is a switch between two threads of that CPU rather than a wake-up on another"
+                : "not pinned to one CPU (`taskset` is missing), so the hand-back's wake-up of another CPU is part of it"
+            table.notes.append("- \"pipeline alone, no socket\": `HTTPConnection` over a transport that answers at once in memory, plain and with the full pipeline: no socket and no event loop, so its CPU per request is the pipeline's own (with the request's own task and its hand-back to the caller), measured without the network's noise; \(pinned). Its rate is not comparable with the rows over the network.")
         }
         return table
     }
