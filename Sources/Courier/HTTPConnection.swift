@@ -290,9 +290,9 @@ public final class HTTPConnection: Sendable {
     }
 
     /// Makes the request's task and registers it under `id`, where ``cancel(_:)`` finds it.
-    func register(_ request: HTTPRequest, id: RequestID, callbacks: RequestCallbacks) -> RequestTask {
-        let task = RequestTask(id: id, request: request, connection: self, lifetime: request.lifetime ?? .managed,
-                               callbacks: callbacks)
+    func register(_ request: consuming HTTPRequest, id: RequestID, callbacks: consuming RequestCallbacks) -> RequestTask {
+        let lifetime = request.lifetime ?? .managed
+        let task = RequestTask(id: id, request: request, connection: self, lifetime: lifetime, callbacks: callbacks)
         registry.withLock { $0.tasks[id] = task }
         return task
     }

@@ -24,11 +24,13 @@ final class AwaitedValue<Value: Sendable>: Sendable {
     init() {}
 
     /// Sets the value, resuming the taker if it waits for it. Only the first call counts.
-    func fill(_ value: Value) {
+    func fill(_ value: consuming Value) {
+        // Held in an optional so that it moves, without a copy, to where it goes.
+        var value = Optional(value)
         let waiting = state.withLock { state -> CheckedContinuation<Value, Never>? in
             switch state {
             case .empty:
-                state = .filled(value)
+                if let filled = value.take() { state = .filled(filled) }
                 return nil
             case .awaited(let continuation):
                 state = .taken
@@ -37,7 +39,7 @@ final class AwaitedValue<Value: Sendable>: Sendable {
                 return nil
             }
         }
-        waiting?.resume(returning: value)
+        if let waiting, let value = value.take() { waiting.resume(returning: value) }
     }
 
     /// The value: at once if it was filled in, otherwise when it is. Called once.
@@ -58,8 +60,11 @@ final class AwaitedValue<Value: Sendable>: Sendable {
 
     private func takeIfFilled() -> Value? {
         state.withLock { state in
-            guard case .filled(let value) = state else { return nil }
-            state = .taken
+            guard case .filled = state else { return nil }
+            // Swapped out rather than copied, so that the value is moved to the taker.
+            var taken = State.taken
+            swap(&state, &taken)
+            guard case .filled(let value) = consume taken else { return nil }
             return value
         }
     }

@@ -69,13 +69,13 @@ final class BodyConsumerGate: Sendable {
         for work in waiting { work() }
     }
 
-    /// The request ended: runs `work` now, or when the running consumer returns.
-    func end(then work: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state in
+    /// The request ended: `true` when no consumer runs, and the caller goes on at once; else
+    /// `false`, and the work `later` makes runs when the running consumer returns.
+    func end(orLater later: () -> @Sendable () -> Void) -> Bool {
+        state.withLock { state in
             state.ended = true
-            if state.running { state.afterConsumer.append(work) }
+            if state.running { state.afterConsumer.append(later()) }
             return !state.running
         }
-        if now { work() }
     }
 }

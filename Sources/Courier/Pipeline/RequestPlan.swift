@@ -11,7 +11,7 @@ struct RequestPlan: Sendable {
     /// The request's upload progress closure.
     var uploadProgress: (@Sendable (Int64, Int64?) -> Void)?
 
-    init(_ request: HTTPRequest, connection: HTTPConnection, settings: HTTPConnection.Settings) throws(HTTPConnectionError) {
+    init(_ request: borrowing HTTPRequest, connection: HTTPConnection, settings: HTTPConnection.Settings) throws(HTTPConnectionError) {
         let url = try Self.url(for: request, baseURL: connection.baseURL)
         // Default headers often carry a credential: they go only to the base URL's origin, and
         // count as credentials there (dropped on a cross-origin redirect, redacted in logs).

@@ -43,8 +43,8 @@ final class RequestTask: Sendable {
     /// Stops the pipeline's waits when the request ends, if it runs in its caller's task.
     private let interruption: RequestInterruption?
 
-    init(id: RequestID, request: HTTPRequest, connection: HTTPConnection, lifetime: HTTPRequest.Lifetime,
-         callbacks: RequestCallbacks) {
+    init(id: RequestID, request: consuming HTTPRequest, connection: HTTPConnection, lifetime: HTTPRequest.Lifetime,
+         callbacks: consuming RequestCallbacks) {
         self.id = id
         self.interruption = callbacks.awaitedOutcome == nil ? nil : RequestInterruption()
         self.request = request
@@ -111,7 +111,7 @@ final class RequestTask: Sendable {
         guard let (context, validation) = await prepare() else { return }
         do {
             let response = try await pipeline.send(context.plan.transportRequest, context: context)
-            await complete(response, validation: validation, streams: context.streamsResponse)
+            await complete(consume response, validation: validation, streams: context.streamsResponse)
         } catch {
             end(.failure(error), notify: true)
         }
@@ -123,7 +123,7 @@ final class RequestTask: Sendable {
     /// from the next request on. Not inlined into ``run()``, whose frame every request holds
     /// while it waits on the network.
     @inline(never)
-    private func begin(_ plan: RequestPlan, startReported: Bool, connection: HTTPConnection) -> RequestContext {
+    private func begin(_ plan: consuming RequestPlan, startReported: Bool, connection: HTTPConnection) -> RequestContext {
         if let deadline = plan.deadline { armDeadline(deadline) }
         if !startReported { emitDidStart() }
         let observesBody = connection.delegate(implementingAnyOf: .responseProgress) != nil
@@ -140,12 +140,16 @@ final class RequestTask: Sendable {
     /// Ends the request with the pipeline's response: validated, with its metrics; or, for a
     /// `stream` caller, handed out with its body still arriving.
     @inline(never)
-    private func complete(_ response: HTTPResponse, validation: ResponseValidation, streams: Bool) async {
+    private func complete(_ response: consuming HTTPResponse, validation: ResponseValidation, streams: Bool) async {
         if streams { return await handOut(response, validation: validation) }
-        var response = response
         response.metrics = metrics.snapshot()
         response.decoder = decoder
-        end(validation.isAcceptable(response) ? .success(response) : .failure(.unacceptableStatus(response)), notify: true)
+        // One use on each path, so that the response moves into the outcome without a copy.
+        if validation.isAcceptable(response) {
+            end(.success(response), notify: true)
+        } else {
+            end(.failure(.unacceptableStatus(response)), notify: true)
+        }
     }
 
     /// Answers a `stream` caller with the head and the body's stream; the request ends when the
@@ -242,8 +246,9 @@ final class RequestTask: Sendable {
             cancel(notify: false)
             return nil
         }
+        let startReported = madeHere == nil
         let planned: Result<RequestPlan, HTTPConnectionError>
-        if let madeHere {
+        if let madeHere = consume madeHere {
             planned = madeHere
         } else {
             // `nil`: interrupted during the trip to the callback queue, so it has ended.
@@ -254,11 +259,11 @@ final class RequestTask: Sendable {
             cancel(notify: false)
             return nil
         }
-        switch planned {
+        switch consume planned {
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
-            return (begin(plan, startReported: madeHere == nil, connection: connection), settings.validation)
+            return (begin(plan, startReported: startReported, connection: connection), settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
@@ -271,7 +276,11 @@ final class RequestTask: Sendable {
         guard let connection else { return nil }
         let settings = connection.currentSettings()
         if connection.delegate(implementingAnyOf: .start) != nil { return (settings, nil) }
-        return (settings, Result { () throws(HTTPConnectionError) in try RequestPlan(request, connection: connection, settings: settings) })
+        do {
+            return (settings, .success(try RequestPlan(request, connection: connection, settings: settings)))
+        } catch {
+            return (settings, .failure(error))
+        }
     }
 
     /// On the callback queue: asks the delegate for the request (`willSend`), resolves the answer
@@ -328,7 +337,11 @@ final class RequestTask: Sendable {
         if case .failure(let error) = result { streamedBody.withLock { $0 }?.abort(error) }
         let (heldBack, progress) = uploadThrottle.withLock { ($0.0.takePending(), $0.1) }
         if let heldBack { emitUploadProgress(heldBack.bytes, heldBack.total, progress) }
-        consumerGate.end { [self] in conclude(result, notify: notify) }
+        // With no body consumer running, the usual case, the outcome is delivered here, without
+        // a closure to hold it.
+        if consumerGate.end(orLater: { [self] in { self.conclude(result, notify: notify) } }) {
+            conclude(result, notify: notify)
+        }
     }
 
     /// Delivers the terminal outcome: resumes an `async` caller at once, then the delegate and

@@ -172,7 +172,7 @@ final class NativeExchange {
     }
 
     /// Ends the exchange with `outcome`, once; later calls do nothing.
-    func finish(_ outcome: Outcome) {
+    func finish(_ outcome: consuming Outcome) {
         if phase == .streamingBody {
             phase = .finished
             release()
