@@ -108,6 +108,27 @@ struct CredentialOriginTests {
         }
     }
 
+    @Test("L3 a URL written as the prefix is, then more, is covered only at a segment boundary, as when the prefix is written otherwise")
+    func prefixTextBoundaries() {
+        let written = URLMatcher.prefix("https://api.example.com/v1")
+        let otherwise = URLMatcher.prefix("HTTPS://API.EXAMPLE.COM:443/v1")
+        let covered = ["https://api.example.com/v1", "https://api.example.com/v1/", "https://api.example.com/v1/rooms/7",
+                       "https://api.example.com/v1?page=2", "https://api.example.com/v1#top", "https://api.example.com/v1/../admin"]
+        let notCovered = ["https://api.example.com/v10", "https://api.example.com/v1.json", "https://api.example.com/v1@evil.net/x",
+                          "https://api.example.com/v1;v=2", "https://api.example.com.evil.net/v1", "https://api.example.com:8443/v1/x"]
+        for text in covered {
+            #expect(written.matches(URL(string: text)!), "\(text)")
+            #expect(otherwise.matches(URL(string: text)!), "\(text)")
+        }
+        for text in notCovered {
+            #expect(!written.matches(URL(string: text)!), "\(text)")
+            #expect(!otherwise.matches(URL(string: text)!), "\(text)")
+        }
+        let directory = URLMatcher.prefix("https://api.example.com/v1/")
+        #expect(directory.matches(URL(string: "https://api.example.com/v1/rooms")!))
+        #expect(!directory.matches(URL(string: "https://api.example.com/v10/rooms")!))
+    }
+
     @Test("L3 a prefix matcher compares origins exactly and paths by segment; a regular expression covers the whole URL")
     func matcherRules() throws {
         let prefix = URLMatcher.prefix("https://api.example.com/v1")

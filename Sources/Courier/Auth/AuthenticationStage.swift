@@ -82,21 +82,19 @@ extension Authenticator {
     /// of every field `apply` added or changed, so that redirects, logs and the cache treat them
     /// as credentials whatever their names.
     ///
-    /// A name counts as changed when its values, in order, differ from before. The names are
-    /// gathered in an array, not a set: a request carries a handful of fields, and this runs
-    /// for every request an authenticator covers.
+    /// A name counts as changed when its values, in order, differ from before. Each name is
+    /// judged where it first appears, compared without regard to case and without building a
+    /// set or lowercased copies: a request carries a handful of fields, and this runs for every
+    /// request an authenticator covers.
     func applyRecording(_ credential: Credential, to request: inout TransportRequest) {
         let before = request.headers.fields
         apply(credential, to: &request)
         let after = request.headers.fields
         guard after != before else { return }
-        var seen: [String] = []
-        for field in after {
-            let name = field.name.lowercased()
-            guard !seen.contains(name) else { continue }
-            seen.append(name)
-            if !Self.values(of: name, in: after, equalThoseIn: before) {
-                request.credentialHeaderNames.insert(name)
+        for (index, field) in after.enumerated()
+        where !after[..<index].contains(where: { HTTPHeaders.sameName($0.name, field.name) }) {
+            if !Self.values(of: field.name, in: after, equalThoseIn: before) {
+                request.credentialHeaderNames.insert(field.name.lowercased())
             }
         }
     }

@@ -118,20 +118,37 @@ public struct URLMatcher: Sendable, CustomStringConvertible {
     private struct PrefixRule: Sendable {
         let origin: URLOrigin
         let path: String
+        /// The prefix as written, for a first test on a URL's text (``startsWithText(_:)``).
+        let text: String
 
         init?(_ prefix: String) {
             guard let url = URL(string: prefix), let origin = URLOrigin(url), url.user == nil, url.query == nil else { return nil }
             self.origin = origin
             self.path = url.path
+            self.text = prefix
         }
 
         /// Same origin, and the path is `path` itself or lies below it (segment by segment).
         func matches(_ url: URL) -> Bool {
+            if startsWithText(url.absoluteString) { return true }
             guard URLOrigin(url) == origin else { return false }
             let candidate = url.path
             if path.isEmpty || path == "/" || candidate == path { return true }
             let directory = path.hasSuffix("/") ? path : path + "/"
             return candidate.hasPrefix(directory)
+        }
+
+        /// Whether `candidate` starts with the prefix as written, at a segment boundary: followed
+        /// by `/`, `?`, `#` or nothing (or by anything, when the prefix ends in `/`). Such a URL has
+        /// the prefix's scheme, host and port written the same way, and its decoded path starts
+        /// with the prefix's path and a `/`, or is that path: the full test covers it too, and
+        /// this one spares parsing it. Any other URL, however it is written, gets the full test.
+        private func startsWithText(_ candidate: String) -> Bool {
+            let prefix = text.utf8, whole = candidate.utf8
+            guard whole.starts(with: prefix) else { return false }
+            if prefix.last == UInt8(ascii: "/") { return true }
+            guard let next = whole.dropFirst(prefix.count).first else { return true }
+            return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
         }
     }
 
