@@ -97,7 +97,9 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
 
     /// Adds every field of `other`, replacing fields of the same names.
     public mutating func merge(_ other: HTTPHeaders) {
-        for name in Set(other.fields.map { $0.name.lowercased() }) { remove(name) }
+        if !fields.isEmpty && !other.fields.isEmpty {
+            fields.removeAll { field in other.fields.contains { Self.sameName($0.name, field.name) } }
+        }
         fields.append(contentsOf: other.fields)
     }
 

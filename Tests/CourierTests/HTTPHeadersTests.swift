@@ -39,6 +39,12 @@ struct HTTPHeadersTests {
         headers.merge(["accept": "application/json"])
         #expect(headers.values(for: "Accept") == ["application/json"])
         #expect(headers["X-One"] == "1")
+        var repeated = HTTPHeaders([("X-A", "1"), ("x-b", "2"), ("X-C", "3")])
+        repeated.merge(HTTPHeaders([("X-B", "4"), ("x-B", "5")]))
+        #expect(repeated.fields.map(\.value) == ["1", "3", "4", "5"], "every field of a merged name goes, in order")
+        var empty = HTTPHeaders()
+        empty.merge(["Accept": "*/*"])
+        #expect(empty.fields.map(\.name) == ["Accept"])
     }
 
     @Test("description redacts credentials")
