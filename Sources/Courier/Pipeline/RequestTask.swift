@@ -246,9 +246,8 @@ final class RequestTask: Sendable {
             cancel(notify: false)
             return nil
         }
-        let startReported = madeHere == nil
         let planned: Result<RequestPlan, HTTPConnectionError>
-        if let madeHere = consume madeHere {
+        if let madeHere {
             planned = madeHere
         } else {
             // `nil`: interrupted during the trip to the callback queue, so it has ended.
@@ -263,7 +262,7 @@ final class RequestTask: Sendable {
         case .success where hasEnded:
             return nil  // ended during the trip to the callback queue: nothing to arm or send
         case .success(let plan):
-            return (begin(plan, startReported: startReported, connection: connection), settings.validation)
+            return (begin(plan, startReported: madeHere == nil, connection: connection), settings.validation)
         case .failure(let error):
             end(.failure(error), notify: true)
             return nil
