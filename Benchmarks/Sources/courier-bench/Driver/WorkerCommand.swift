@@ -14,8 +14,6 @@ struct WorkerCommand {
     let path: String
     /// Its arguments.
     let arguments: [String]
-    /// The CPU the worker is pinned to, or `nil` when it runs on every CPU.
-    let pinnedCPU: Int?
 
     /// Where `taskset` is looked for.
     static let tasksetPath = "/usr/bin/taskset"
@@ -30,11 +28,9 @@ struct WorkerCommand {
             let cpu = max(0, ProcessInfo.processInfo.activeProcessorCount - 1)
             path = Self.tasksetPath
             arguments = ["-c", String(cpu), executable] + workerArguments
-            pinnedCPU = cpu
         } else {
             path = executable
             arguments = workerArguments
-            pinnedCPU = nil
         }
     }
 }
