@@ -22,6 +22,12 @@ extension TestServer {
             run(steps[...], keepAlive: keepAlive, responder: responder)
         case .delayed(let delay, let inner):
             responder.schedule(after: delay) { perform(inner, keepAlive: keepAlive, responder: responder) }
+        case .whenOpen(let gate, let inner):
+            if gate.isOpen {
+                perform(inner, keepAlive: keepAlive, responder: responder)
+            } else {
+                responder.schedule(after: .milliseconds(5)) { perform(reply, keepAlive: keepAlive, responder: responder) }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension TestServer {
     /// What a route answers: a well-formed response, a script of raw bytes and
@@ -14,6 +15,10 @@ extension TestServer {
         case script([Step])
         /// `reply` after `delay`, timed by the event loop (no thread sleeps).
         case delayed(Duration, Reply)
+        /// `reply` once `gate` is open; until then the connection waits, with the event loop
+        /// looking again every 5 ms (no thread sleeps). For a test that needs the response held
+        /// until its clients have reached a point it can observe.
+        case whenOpen(Gate, Reply)
 
         /// A JSON response from an `Encodable` value.
         ///
@@ -50,6 +55,20 @@ extension TestServer {
         public static func text(status: Int = 200, _ text: String) -> Reply {
             .response(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
         }
+    }
+
+    /// A switch a test opens to release the replies held by ``Reply/whenOpen(_:_:)``.
+    public final class Gate: Sendable {
+        private let opened = Atomic(false)
+
+        /// A closed gate.
+        public init() {}
+
+        /// Whether ``open()`` was called.
+        public var isOpen: Bool { opened.load(ordering: .acquiring) }
+
+        /// Opens the gate for good: every held reply goes out within about 5 ms.
+        public func open() { opened.store(true, ordering: .releasing) }
     }
 
     /// One step of a ``Reply/script(_:)``.

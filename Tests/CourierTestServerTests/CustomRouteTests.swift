@@ -64,6 +64,24 @@ struct CustomRouteTests {
         #expect(Date().timeIntervalSince(start) >= 0.09)
     }
 
+    @Test("a reply held by a gate goes out only once the test opens the gate")
+    func gatedReply() throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let gate = TestServer.Gate()
+        server.route("/held") { _ in .whenOpen(gate, .text("released")) }
+        let client = try RawHTTPClient(port: server.port)
+        try client.sendRequest("GET", "/held")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(server.requestCount(path: "/held") == 1)
+        #expect(!client.hasAnswer())
+        gate.open()
+        #expect(gate.isOpen)
+        #expect(try client.readResponse().text == "released")
+        // An open gate lets later replies out at once.
+        #expect(try client.exchange("GET", "/held").text == "released")
+    }
+
     @Test("scripts send raw pieces with pauses, then keep the connection")
     func script() throws {
         let server = try TestServer()

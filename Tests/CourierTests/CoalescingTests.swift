@@ -2,26 +2,47 @@ import Courier
 import CourierTestServer
 import CourierTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Request coalescing (opt-in): identical GETs that overlap share one exchange, and each caller
 /// still ends once with its own outcome.
 @Suite("Request coalescing")
 struct CoalescingTests {
-    /// A server whose `/slow/who` answers after 300 ms with the caller's API key, counting hits.
-    static func server() throws -> TestServer {
+    /// A server whose `/slow/who` answers with the caller's API key, counting hits: after 300 ms,
+    /// or, given a gate, once the test opens it.
+    static func server(heldBy gate: TestServer.Gate? = nil) throws -> TestServer {
         let server = try TestServer()
         server.route("/slow/who") { request in
-            .delayed(.milliseconds(300), .response(status: 200, body: Data("who: \(request.value(for: "X-API-Key") ?? "nobody")".utf8)))
+            let answer = TestServer.Reply.response(status: 200, body: Data("who: \(request.value(for: "X-API-Key") ?? "nobody")".utf8))
+            return gate.map { .whenOpen($0, answer) } ?? .delayed(.milliseconds(300), answer)
         }
         return server
     }
 
+    /// A connection to `server`; `started` counts the requests that have begun (the monitor hears
+    /// of each one just before it enters the pipeline, whose first waits are the coalescing stage's).
     func connection(_ server: TestServer, _ transport: TransportUnderTest, _ leaks: LeakCheck,
-                    coalescing: Bool = true) -> HTTPConnection {
+                    coalescing: Bool = true, started: StartCount? = nil) -> HTTPConnection {
         leaks.connection(server, transport) { configuration in
             configuration.coalescesRequests = coalescing
             configuration.cache = nil
+            if let started { configuration.eventMonitor = EventMonitor { if case .started = $0 { started.add() } } }
+        }
+    }
+
+    /// How many requests a connection has started.
+    final class StartCount: Sendable {
+        private let count = Atomic(0)
+        func add() { count.add(1, ordering: .relaxed) }
+        var value: Int { count.load(ordering: .relaxed) }
+
+        /// Waits until `expected` requests have started, then a little longer for the last of them
+        /// to join their flight (a few calls with no wait in between); `false` after 60 s.
+        func reach(_ expected: Int) async -> Bool {
+            guard await eventually(timeout: .seconds(60), { value >= expected }) else { return false }
+            try? await Task.sleep(for: .milliseconds(200))
+            return true
         }
     }
 
@@ -42,11 +63,19 @@ struct CoalescingTests {
     @Test("1,000 identical concurrent GETs make one request to the server, and every caller gets its answer",
           arguments: TransportUnderTest.allCases)
     func thousandShareOne(transport: TransportUnderTest) async throws {
-        let server = try Self.server()
+        // The answer is held until all 1,000 have started: a slow machine (TSan) can take longer
+        // than any fixed delay to start them, and a request that starts after the answer came
+        // rightly goes out again.
+        let gate = TestServer.Gate()
+        let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         await withLeakCheck { leaks in
-            let connection = connection(server, transport, leaks)
-            let results = await sendAll(1_000, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "k1"]), on: connection)
+            let started = StartCount()
+            let connection = connection(server, transport, leaks, started: started)
+            async let sent = sendAll(1_000, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "k1"]), on: connection)
+            #expect(await started.reach(1_000))
+            gate.open()
+            let results = await sent
             let texts = results.map { try? $0.get().text }
             #expect(texts.count == 1_000)
             #expect(texts.allSatisfy { $0 == "who: k1" })
@@ -69,12 +98,16 @@ struct CoalescingTests {
     @Test("requests with different credentials never share: two API keys make two requests, each gets its own answer",
           arguments: TransportUnderTest.allCases)
     func credentialsKeepApart(transport: TransportUnderTest) async throws {
-        let server = try Self.server()
+        let gate = TestServer.Gate()
+        let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         await withLeakCheck { leaks in
-            let connection = connection(server, transport, leaks)
+            let started = StartCount()
+            let connection = connection(server, transport, leaks, started: started)
             async let first = sendAll(10, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "alice"]), on: connection)
             async let second = sendAll(10, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "bob"]), on: connection)
+            #expect(await started.reach(20))
+            gate.open()
             let (alice, bob) = await (first, second)
             #expect(alice.allSatisfy { (try? $0.get().text) == "who: alice" })
             #expect(bob.allSatisfy { (try? $0.get().text) == "who: bob" })
@@ -85,17 +118,20 @@ struct CoalescingTests {
     @Test("a waiting request that is cancelled ends cancelled alone; the others get the one response",
           arguments: TransportUnderTest.allCases)
     func cancelledFollowerLeavesAlone(transport: TransportUnderTest) async throws {
-        let server = try Self.server()
+        let gate = TestServer.Gate()
+        let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
-        try await withLeakCheck { leaks in
-            let connection = connection(server, transport, leaks)
+        try await withLeakCheck { (leaks) throws in
+            let started = StartCount()
+            let connection = connection(server, transport, leaks, started: started)
             let request = HTTPRequest(.get, "/slow/who")
             let leader = Task { try await connection.send(request) }
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
             let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(await started.reach(6))
             followers[0].cancel()
             await #expect(throws: HTTPConnectionError.cancelled) { try await followers[0].value }
+            gate.open()
             #expect(try await leader.value.status.code == 200)
             for follower in followers.dropFirst() { #expect(try await follower.value.text == "who: nobody") }
             #expect(server.requestCount(path: "/slow/who") == 1)
@@ -105,19 +141,26 @@ struct CoalescingTests {
     @Test("when the request that went out is cancelled, the ones waiting on it go out again and succeed",
           arguments: TransportUnderTest.allCases)
     func cancelledLeaderHandsOver(transport: TransportUnderTest) async throws {
-        let server = try Self.server()
+        let gate = TestServer.Gate()
+        let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         try await withLeakCheck { leaks in
-            let connection = connection(server, transport, leaks)
+            let started = StartCount()
+            let connection = connection(server, transport, leaks, started: started)
             let request = HTTPRequest(.get, "/slow/who")
             let leader = Task { try await connection.send(request) }
             // Followers join once the leader is at the server (a loaded machine can take longer
-            // than any fixed pause to get it there), while its answer is 300 ms away.
+            // than any fixed pause to get it there), while its answer is held.
             #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
             let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(await started.reach(6))
             leader.cancel()
             await #expect(throws: HTTPConnectionError.cancelled) { try await leader.value }
+            // One of the followers goes out again for everyone; it reaches the server before the
+            // answer is let out, so a late one cannot make a third request.
+            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 2 })
+            try await Task.sleep(for: .milliseconds(200))
+            gate.open()
             for follower in followers { #expect(try await follower.value.status.code == 200) }
             // The cancelled one reached the server, then one of the followers went out for everyone.
             #expect(server.requestCount(path: "/slow/who") == 2)
