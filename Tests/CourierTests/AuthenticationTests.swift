@@ -9,8 +9,8 @@ import Testing
 @Suite("Re-authentication queue")
 struct AuthenticationTests {
     func connection(_ auth: AuthServer, _ transport: TransportUnderTest, _ leaks: LeakCheck, authenticator: some Authenticator,
-                    limit: RefreshLimit = RefreshLimit()) -> HTTPConnection {
-        let connection = leaks.connection(auth.server, transport, timeout: .seconds(30))
+                    limit: RefreshLimit = RefreshLimit(), monitor: EventMonitor? = nil) -> HTTPConnection {
+        let connection = leaks.connection(auth.server, transport, timeout: .seconds(30)) { $0.eventMonitor = monitor }
         connection.authenticate(matching: .everything, with: authenticator, refreshLimit: limit)
         return connection
     }
@@ -72,17 +72,22 @@ struct AuthenticationTests {
         defer { auth.shutdown() }
         await withLeakCheck { leaks in
             leaks.watch(auth.server)
-            // The failing refresh answers after 3 s, so that all 200 requests have started (sent or
-            // held) by then, even on a slow run (ThreadSanitizer); a request started after the
-            // refresh gave up would rightly start a second one.
-            auth.state.withLock { $0.tokenFailures = true; $0.tokenDelay = .seconds(3) }
+            // The failing refresh answers once all 200 requests have started (sent or held), however
+            // slow the run (ThreadSanitizer): a request started after the refresh gave up would
+            // rightly start a second one.
+            let gate = TestServer.Gate()
+            auth.state.withLock { $0.tokenFailures = true; $0.tokenGate = gate }
             let decisions = Atomic<Int>(0)
             let authenticator = auth.bearer { _, _ in
                 decisions.add(1, ordering: .relaxed)
                 return false
             }
-            let connection = connection(auth, transport, leaks, authenticator: authenticator)
-            let results = await fire(200, on: connection)
+            let started = StartedRequests()
+            let connection = connection(auth, transport, leaks, authenticator: authenticator, monitor: started.monitor)
+            async let fired = fire(200, on: connection)
+            #expect(await started.reach(200))
+            gate.open()
+            let results = await fired
             #expect(results.allSatisfy { $0 == "unacceptableStatus 401" }, "\(Set(results))")
             #expect(auth.tokenCalls == 1)
             #expect(decisions.load(ordering: .relaxed) == 1)

@@ -2,7 +2,6 @@ import Courier
 import CourierTestServer
 import CourierTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 /// Request coalescing (opt-in): identical GETs that overlap share one exchange, and each caller
@@ -20,29 +19,14 @@ struct CoalescingTests {
         return server
     }
 
-    /// A connection to `server`; `started` counts the requests that have begun (the monitor hears
-    /// of each one just before it enters the pipeline, whose first waits are the coalescing stage's).
+    /// A connection to `server`; `started` counts the requests that have begun (the first wait
+    /// in their pipeline is the coalescing stage's).
     func connection(_ server: TestServer, _ transport: TransportUnderTest, _ leaks: LeakCheck,
-                    coalescing: Bool = true, started: StartCount? = nil) -> HTTPConnection {
+                    coalescing: Bool = true, started: StartedRequests? = nil) -> HTTPConnection {
         leaks.connection(server, transport) { configuration in
             configuration.coalescesRequests = coalescing
             configuration.cache = nil
-            if let started { configuration.eventMonitor = EventMonitor { if case .started = $0 { started.add() } } }
-        }
-    }
-
-    /// How many requests a connection has started.
-    final class StartCount: Sendable {
-        private let count = Atomic(0)
-        func add() { count.add(1, ordering: .relaxed) }
-        var value: Int { count.load(ordering: .relaxed) }
-
-        /// Waits until `expected` requests have started, then a little longer for the last of them
-        /// to join their flight (a few calls with no wait in between); `false` after 60 s.
-        func reach(_ expected: Int) async -> Bool {
-            guard await eventually(timeout: .seconds(60), { value >= expected }) else { return false }
-            try? await Task.sleep(for: .milliseconds(200))
-            return true
+            configuration.eventMonitor = started?.monitor
         }
     }
 
@@ -70,7 +54,7 @@ struct CoalescingTests {
         let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         await withLeakCheck { leaks in
-            let started = StartCount()
+            let started = StartedRequests()
             let connection = connection(server, transport, leaks, started: started)
             async let sent = sendAll(1_000, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "k1"]), on: connection)
             #expect(await started.reach(1_000))
@@ -102,7 +86,7 @@ struct CoalescingTests {
         let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         await withLeakCheck { leaks in
-            let started = StartCount()
+            let started = StartedRequests()
             let connection = connection(server, transport, leaks, started: started)
             async let first = sendAll(10, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "alice"]), on: connection)
             async let second = sendAll(10, HTTPRequest(.get, "/slow/who", headers: ["X-API-Key": "bob"]), on: connection)
@@ -122,7 +106,7 @@ struct CoalescingTests {
         let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         try await withLeakCheck { (leaks) throws in
-            let started = StartCount()
+            let started = StartedRequests()
             let connection = connection(server, transport, leaks, started: started)
             let request = HTTPRequest(.get, "/slow/who")
             let leader = Task { try await connection.send(request) }
@@ -145,7 +129,7 @@ struct CoalescingTests {
         let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
         try await withLeakCheck { leaks in
-            let started = StartCount()
+            let started = StartedRequests()
             let connection = connection(server, transport, leaks, started: started)
             let request = HTTPRequest(.get, "/slow/who")
             let leader = Task { try await connection.send(request) }

@@ -44,10 +44,14 @@ struct LoopExecutorTests {
             leaks.watch(server)
             let transport = leaks.native()
             #expect(transport.preferredTaskExecutor(for: server.baseURL) != nil)
+            // The answer is held until the test has seen the request waiting, however slow the machine.
+            let gate = TestServer.Gate()
+            server.route("/held") { _ in .whenOpen(gate, .text("ok")) }
             let slow = Task {
-                try await transport.send(TransportRequest(method: .get, url: server.url("/delay/400")), observer: IgnoringTransportObserver())
+                try await transport.send(TransportRequest(method: .get, url: server.url("/held")), observer: IgnoringTransportObserver())
             }
             #expect(await eventually { transport.preferredTaskExecutor(for: server.baseURL) == nil })
+            gate.open()
             #expect(try await slow.value.status.code == 200)
             #expect(transport.preferredTaskExecutor(for: server.baseURL) != nil)
             transport.shutdown()

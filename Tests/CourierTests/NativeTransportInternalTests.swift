@@ -104,8 +104,10 @@ struct NativeTransportInternalTests {
             let transport = leaks.native(.init(maxConnectionsPerHost: 1))
             defer { transport.shutdown() }
             let codes = try await withThrowingTaskGroup(of: Int.self) { group in
+                // 6 answers 300 ms apart, 1.8 s in all, each well within the 1 s timeout of the
+                // last one waiting (700 ms to spare per step, for a slow machine).
                 for _ in 0..<6 {
-                    group.addTask { try await fetch(transport, server.url("/delay/100"), timeout: .milliseconds(350)).status.code }
+                    group.addTask { try await fetch(transport, server.url("/delay/300"), timeout: .seconds(1)).status.code }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }

@@ -44,7 +44,10 @@ struct NativeTransportLoopSpreadTests {
     @Test("requests in flight at once to one origin are served on both loops, each loop within its share of the limit")
     func concurrentRequestsSpread() async throws {
         try await withTwoLoops { server, transport in
-            let url = server.url("/delay/300")
+            // The answers are held until the test has seen the spread, however slow the machine.
+            let gate = TestServer.Gate()
+            server.route("/held") { _ in .whenOpen(gate, .text("ok")) }
+            let url = server.url("/held")
             let recorder = ThreadRecorder()
             let codes = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<8 {
@@ -52,6 +55,7 @@ struct NativeTransportLoopSpreadTests {
                 }
                 // While they wait, each loop holds its share: two connections each, never more.
                 #expect(await eventuallyAsync { await transport.poolSnapshots(for: url).map(\.connections) == [2, 2] })
+                gate.open()
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(codes == Array(repeating: 200, count: 8))

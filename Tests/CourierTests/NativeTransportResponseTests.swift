@@ -118,7 +118,7 @@ struct NativeTransportResponseTests {
     func twoResponses() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
-        try await withLeakCheck { leaks in
+        try await withLeakCheck { (leaks) throws in
             leaks.watch(server)
             server.route("/twice") { _ in
                 .script([.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none"), .pause(.milliseconds(20)),
@@ -127,7 +127,8 @@ struct NativeTransportResponseTests {
             let transport = leaks.native()
             defer { transport.shutdown() }
             #expect(try await fetch(transport, server.url("/twice")).text == "one")
-            try await Task.sleep(for: .milliseconds(100))
+            // The second response reaches the idle connection, which the client then closes.
+            #expect(await eventually { server.connectionsOpen == 0 })
             #expect(try await fetch(transport, server.url("/echo")).decode(Echo.self).connection == 2)
         }
     }

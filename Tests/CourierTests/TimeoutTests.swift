@@ -48,9 +48,10 @@ struct TimeoutTests {
             leaks.watch(server)
             let saved = HTTPConnection.defaultTimeout
             HTTPConnection.defaultTimeout = .milliseconds(500)
-            defer { HTTPConnection.defaultTimeout = saved }
             let connection = leaks.connection(server, transport, timeout: nil)
             await #expect(throws: HTTPConnectionError.timedOut) { try await connection.get("/delay/3000") }
+            // Restored at once: tests running in parallel read the global default too.
+            HTTPConnection.defaultTimeout = saved
             connection.timeout = .seconds(10)
             #expect(try await connection.get("/delay/1000").status == .ok)
         }
@@ -64,6 +65,8 @@ struct TimeoutTests {
             leaks.watch(server)
             let connection = leaks.connection(server, transport, timeout: .milliseconds(400))
             await #expect(throws: HTTPConnectionError.timedOut) { try await connection.get("/fault/stall-body") }
+            // The follow-up needs a new connection: a slow machine (TSan) may take longer than 400 ms.
+            connection.timeout = .seconds(10)
             #expect(try await connection.get("/echo").status == .ok)
         }
     }

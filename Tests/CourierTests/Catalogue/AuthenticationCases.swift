@@ -49,10 +49,11 @@ struct AuthenticationCases {
     func refreshGivesUp(transport: TransportUnderTest) async throws {
         let auth = try AuthServer()
         defer { auth.shutdown() }
-        // The failing refresh answers after 3 s, so that all 50 requests have started (sent or
-        // held) by then, even on a slow run (ThreadSanitizer); a request started after the
-        // refresh gave up would rightly start a second one.
-        auth.state.withLock { $0.tokenFailures = true; $0.tokenDelay = .seconds(3) }
+        // The failing refresh answers once all 50 requests have started (sent or held), however
+        // slow the run (ThreadSanitizer): a request started after the refresh gave up would
+        // rightly start a second one.
+        let gate = TestServer.Gate()
+        auth.state.withLock { $0.tokenFailures = true; $0.tokenGate = gate }
         let decisions = Atomic<Int>(0)
         let authenticator = auth.bearer { _, _ in
             decisions.add(1, ordering: .relaxed)
@@ -61,6 +62,12 @@ struct AuthenticationCases {
         let outcomes = try await runCase(transport, on: auth.server, protected(50), timeout: .seconds(30),
                                          prepare: { $0.authenticate(matching: .prefix(auth.server.url("/protected").absoluteString), with: authenticator) },
                                          during: { context, _ in
+            // didStart reaches the delegate after the request has started.
+            #expect(await eventually(timeout: .seconds(60)) {
+                context.recorder.events.count { if case .didStart = $0 { true } else { false } } == 50
+            })
+            try await Task.sleep(for: .milliseconds(200))
+            gate.open()
             #expect(await eventually { context.recorder.closureTerminalCount == 50 })
             #expect(context.connection.activeRequestIDs.isEmpty)
         })

@@ -15,6 +15,8 @@ final class AuthServer: Sendable {
         var issued = 0
         var tokenFailures = false
         var tokenDelay: Duration = .zero
+        /// When set, `/token` answers only once the test opens it (``tokenDelay`` is then ignored).
+        var tokenGate: TestServer.Gate?
         var rejectEverything = false
         var unauthorized = 0
         var authorized = 0
@@ -38,7 +40,8 @@ final class AuthServer: Sendable {
                 state.validToken = token
                 return .json(["access_token": token])
             }
-            let delay = state.withLock { $0.tokenDelay }
+            let (delay, gate) = state.withLock { ($0.tokenDelay, $0.tokenGate) }
+            if let gate { return .whenOpen(gate, reply) }
             return delay == .zero ? reply : .delayed(delay, reply)
         }
         server.route("/protected/*") { [state] request in
