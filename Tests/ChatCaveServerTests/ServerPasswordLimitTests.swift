@@ -43,7 +43,9 @@ struct ServerPasswordLimitTests {
 
     @Test("M4 a guesser at the user's own address locks the pair out, which recovers after its lock-out, which doubles; API keys are never throttled")
     func lockoutAndRecovery() throws {
-        let limits = ChatCaveServer.PasswordLimits(failuresAllowed: 3, lockout: .milliseconds(500), maxLockout: .seconds(4))
+        // Lock-outs of 1 s, then 2 s: each check lands at least 0.4 s inside or outside one, which
+        // leaves room for a slow machine (TSan).
+        let limits = ChatCaveServer.PasswordLimits(failuresAllowed: 3, lockout: .seconds(1), maxLockout: .seconds(8))
         let fixture = try ServerFixture(passwordLimits: limits)
         _ = try fixture.signUp("alice", password: "right")
         let right = ServerFixture.basic("alice", "right")
@@ -62,11 +64,11 @@ struct ServerPasswordLimitTests {
         #expect(signIn.status == 429, "sign-in is throttled the same way")
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.basic("bob", "guess")).status == 401,
                 "4 failures from the address are below its threshold: bob's pair is not locked")
-        Thread.sleep(forTimeInterval: 0.6)
+        Thread.sleep(forTimeInterval: 1.2)
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.basic("alice", "wrong")).status == 401)
-        Thread.sleep(forTimeInterval: 0.6)
-        #expect(try fixture.send("GET", "/rooms", headers: right).status == 429, "the 4th failure locks for 1 s")
-        Thread.sleep(forTimeInterval: 0.6)
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(try fixture.send("GET", "/rooms", headers: right).status == 429, "the 4th failure locks for 2 s")
+        Thread.sleep(forTimeInterval: 1.4)
         #expect(try fixture.send("GET", "/rooms", headers: right).status == 200)
         #expect(try fixture.send("GET", "/rooms", headers: ServerFixture.magic(try fixture.signUp("carol").key)).status == 200,
                 "API keys are never throttled")

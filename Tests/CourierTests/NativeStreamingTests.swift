@@ -113,16 +113,20 @@ struct NativeStreamingTests {
             leaks.watch(server)
             let transport = leaks.native()
             let streamed = try await transport.stream(Self.request(server, "/fault/stall-body"), observer: IgnoringTransportObserver())
+            let progress = Locked(0)
             let reader = Task { () async -> (Int, HTTPConnectionError?) in
                 var count = 0
                 do throws(HTTPConnectionError) {
-                    for try await chunk in streamed.body { count += chunk.count }
+                    for try await chunk in streamed.body {
+                        count += chunk.count
+                        progress.withLock { [count] in $0 = count }
+                    }
                     return (count, nil)
                 } catch {
                     return (count, error)
                 }
             }
-            try await Task.sleep(for: .milliseconds(200))
+            #expect(await eventually { progress.withLock { $0 } == 10 })  // the reader has the bytes before the stall
             let started = ContinuousClock.now
             reader.cancel()
             let (count, error) = await reader.value

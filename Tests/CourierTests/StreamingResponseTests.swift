@@ -30,11 +30,13 @@ struct StreamingResponseTests {
     }
 
     /// Reads a body to its end or to the error that breaks it.
-    static func read(_ body: HTTPBodyStream, stopAfter limit: Int = .max) async -> (Data, HTTPConnectionError?) {
+    static func read(_ body: HTTPBodyStream, stopAfter limit: Int = .max,
+                     counting progress: Locked<Int>? = nil) async -> (Data, HTTPConnectionError?) {
         var received = Data()
         do throws(HTTPConnectionError) {
             for try await chunk in body {
                 received.append(chunk)
+                progress?.withLock { $0 = received.count }
                 if received.count >= limit { break }
             }
             return (received, nil)
@@ -133,8 +135,9 @@ struct StreamingResponseTests {
             let log = leaks.track(TerminalLog())
             connection.delegate = log
             let response = try await connection.stream(HTTPRequest(.get, "/fault/stall-body"))
-            let reader = Task { await Self.read(response.body) }
-            try await Task.sleep(for: .milliseconds(150))
+            let progress = Locked(0)
+            let reader = Task { await Self.read(response.body, counting: progress) }
+            #expect(await eventually { progress.withLock { $0 } == 10 })  // the reader has the bytes before the stall
             connection.cancelAll()
             let (body, error) = await reader.value
             #expect(body.count == 10)
@@ -149,7 +152,8 @@ struct StreamingResponseTests {
         defer { server.shutdown() }
         try await withLeakCheck { leaks throws in
             leaks.watch(server)
-            let connection = leaks.connection(server, .native) { $0.deadline = .milliseconds(600) }
+            // Long enough for the head to come back on a slow machine (TSan); the trickle takes 50 s.
+            let connection = leaks.connection(server, .native) { $0.deadline = .seconds(2) }
             let log = leaks.track(TerminalLog())
             connection.delegate = log
             let response = try await connection.stream(HTTPRequest(.get, "/fault/trickle?bytes=1000&interval=50"))

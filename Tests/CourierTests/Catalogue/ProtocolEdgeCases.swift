@@ -123,7 +123,8 @@ struct ProtocolEdgeCases {
         if transport == .native {
             #expect(dripped.error?.description.contains("no complete response head") == true, "\(dripped.result)")
         }
-        let expectPrompt = { #expect(time.map { $0 < .milliseconds(1500) } == true, "open for \(String(describing: time))") }
+        // Ended by the 1 s timeout, not kept alive by the 4 s drip (with room for a slow machine).
+        let expectPrompt = { #expect(time.map { $0 < .seconds(3) } == true, "open for \(String(describing: time))") }
         switch transport {
         case .native:
             expectPrompt()
@@ -173,7 +174,8 @@ struct ProtocolEdgeCases {
         // once left open until the server's 15 s script ended (18.0 s).
         switch transport {
         case .native:
-            #expect(time.map { $0 < .milliseconds(1500) } == true, "open for \(String(describing: time))")
+            // Closed by the 1 s timeout, long before the server's 15 s script ends.
+            #expect(time.map { $0 < .seconds(5) } == true, "open for \(String(describing: time))")
         case .urlSession:
             withKnownIssue("on FoundationNetworking, under load, the timed-out connection can stay open until the server ends it",
                            isIntermittent: true) {
