@@ -52,10 +52,14 @@ extension HTTP1ClientConnection {
             if reusable, let pool {
                 setInterest(.readable)  // a streamed body may have paused reading; idle needs it
                 pool.release(self)
+                exchange?.finish(.success(response))
             } else {
+                // The caller first: it prepares its next request on its own thread while this
+                // one tears the connection down (TLS session freed, socket closed). The loop
+                // takes that request only after the pool has heard of the close.
+                exchange?.finish(.success(response))
                 closeConnection(graceful: false, establishmentError: nil)
             }
-            exchange?.finish(.success(response))
         case .fail(let error):
             let exchange = detach()
             closeConnection(graceful: graceful, establishmentError: nil)
