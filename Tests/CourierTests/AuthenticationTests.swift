@@ -73,8 +73,8 @@ struct AuthenticationTests {
         await withLeakCheck { leaks in
             leaks.watch(auth.server)
             // The failing refresh answers once all 200 requests have started (sent or held), however
-            // slow the run (ThreadSanitizer): a request started after the refresh gave up would
-            // rightly start a second one.
+            // slow the run (ThreadSanitizer) is at starting them: a request started after the
+            // refresh gave up would rightly start a second one.
             let gate = TestServer.Gate()
             auth.state.withLock { $0.tokenFailures = true; $0.tokenGate = gate }
             let decisions = Atomic<Int>(0)

@@ -23,7 +23,8 @@ struct CoalescingTests {
     /// in their pipeline is the coalescing stage's).
     func connection(_ server: TestServer, _ transport: TransportUnderTest, _ leaks: LeakCheck,
                     coalescing: Bool = true, started: StartedRequests? = nil) -> HTTPConnection {
-        leaks.connection(server, transport) { configuration in
+        // Held answers wait as long as StartedRequests.reach may (60 s), not the default 10 s.
+        leaks.connection(server, transport, timeout: .seconds(90)) { configuration in
             configuration.coalescesRequests = coalescing
             configuration.cache = nil
             configuration.eventMonitor = started?.monitor
@@ -49,7 +50,8 @@ struct CoalescingTests {
     func thousandShareOne(transport: TransportUnderTest) async throws {
         // The answer is held until all 1,000 have started: a slow machine (TSan) can take longer
         // than any fixed delay to start them, and a request that starts after the answer came
-        // rightly goes out again.
+        // rightly goes out again. (From its start to its flight, a request makes a few calls
+        // with no wait; StartedRequests.reach allows 200 ms for them.)
         let gate = TestServer.Gate()
         let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
@@ -128,7 +130,7 @@ struct CoalescingTests {
         let gate = TestServer.Gate()
         let server = try Self.server(heldBy: gate)
         defer { server.shutdown() }
-        try await withLeakCheck { leaks in
+        try await withLeakCheck { (leaks) throws in
             let started = StartedRequests()
             let connection = connection(server, transport, leaks, started: started)
             let request = HTTPRequest(.get, "/slow/who")
@@ -143,7 +145,7 @@ struct CoalescingTests {
             // One of the followers goes out again for everyone; it reaches the server before the
             // answer is let out, so a late one cannot make a third request.
             #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 2 })
-            try await Task.sleep(for: .milliseconds(200))
+            try? await Task.sleep(for: .milliseconds(200))  // no throw may skip the gate's opening
             gate.open()
             for follower in followers { #expect(try await follower.value.status.code == 200) }
             // The cancelled one reached the server, then one of the followers went out for everyone.

@@ -23,7 +23,7 @@ struct URLSessionConnectionLimitTests {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<6 { group.addTask { try await connection.get("/held").status.code } }
             #expect(await eventually(timeout: .seconds(30)) { server.requestCount(path: "/held") >= open })
-            try await Task.sleep(for: .milliseconds(300))
+            try? await Task.sleep(for: .milliseconds(300))  // no throw may skip the gate's opening
             gate.open()
             for try await status in group { #expect(status == 200) }
         }

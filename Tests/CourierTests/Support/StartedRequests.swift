@@ -4,7 +4,9 @@ import Synchronization
 
 /// Counts the requests a connection has started, through its ``EventMonitor``, so that a test can
 /// hold a server's answer (``TestServer/Gate``) until every request it sent is under way, instead
-/// of betting on a fixed delay that a slow machine (TSan) can outlast.
+/// of betting that a fixed delay outlasts the start of them all, which a slow machine (TSan) can
+/// make take seconds. What remains fixed is the grace in ``reach(_:)`` for the few calls a started
+/// request makes before its first wait.
 final class StartedRequests: Sendable {
     private let count = Atomic(0)
 

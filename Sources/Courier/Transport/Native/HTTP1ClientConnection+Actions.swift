@@ -54,8 +54,8 @@ extension HTTP1ClientConnection {
                 pool.release(self)
                 exchange?.finish(.success(response))
             } else {
-                // The caller first: it prepares its next request on its own thread while this
-                // one tears the connection down (TLS session freed, socket closed). The loop
+                // The caller first: one on another thread prepares its next request while the
+                // loop tears the connection down (TLS session freed, socket closed). The loop
                 // takes that request only after the pool has heard of the close.
                 exchange?.finish(.success(response))
                 closeConnection(graceful: false, establishmentError: nil)
