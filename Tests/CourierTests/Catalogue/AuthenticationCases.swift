@@ -59,14 +59,12 @@ struct AuthenticationCases {
             decisions.add(1, ordering: .relaxed)
             return false
         }
+        let started = StartedRequests()
         let outcomes = try await runCase(transport, on: auth.server, protected(50), timeout: .seconds(30),
+                                         configure: { $0.eventMonitor = started.monitor },
                                          prepare: { $0.authenticate(matching: .prefix(auth.server.url("/protected").absoluteString), with: authenticator) },
                                          during: { context, _ in
-            // didStart reaches the delegate after the request has started.
-            #expect(await eventually(timeout: .seconds(60)) {
-                context.recorder.events.count { if case .didStart = $0 { true } else { false } } == 50
-            })
-            try? await Task.sleep(for: .milliseconds(200))  // for the last to reach the queue; no throw may skip the opening
+            #expect(await started.reach(50))  // throws nothing, so nothing can skip the opening
             gate.open()
             #expect(await eventually { context.recorder.closureTerminalCount == 50 })
             #expect(context.connection.activeRequestIDs.isEmpty)
