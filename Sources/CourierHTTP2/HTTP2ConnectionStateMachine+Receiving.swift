@@ -72,9 +72,10 @@ extension HTTP2ConnectionStateMachine {
         }
     }
 
-    /// A frame on a stream id this client has not opened yet is a connection error (§5.1).
+    /// A frame on a stream id this client never opened is a connection error (§5.1): one at or
+    /// above the next id to open, or an even one.
     private func checkNotIdle(_ streamID: UInt32, _ what: String) throws(HTTP2ProtocolError) {
-        if streamID >= nextStreamIDForChecks {
+        if neverOpened(streamID) {
             throw .connection(.protocolError, "\(what) frame is on a stream that was never opened")
         }
     }

@@ -51,8 +51,11 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     var streams: [UInt32: HTTP2StreamState] = [:]
     /// The next stream id to open (odd, client-initiated).
     private var nextStreamID: UInt32 = 1
-    /// The first stream id not opened yet (frames on it or above are on idle streams).
-    var nextStreamIDForChecks: UInt32 { nextStreamID }
+    /// Whether this client never opened `streamID`: an id at or above the next one to open, or
+    /// an even id (the server's, and push is disabled, so it can never have opened one).
+    func neverOpened(_ streamID: UInt32) -> Bool {
+        streamID >= nextStreamID || streamID & 1 == 0
+    }
     /// The peer's settings as last received.
     var peerMaxConcurrentStreams = Int.max
     var peerInitialWindowSize = 65_535
@@ -197,11 +200,11 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     }
 
     /// Ends a stream with RST_STREAM from this side and reports it failed.
-    /// A stream never opened (a PRIORITY frame may name one) gets no RST_STREAM: sending one
-    /// on an idle stream would itself be a protocol error.
+    /// A stream never opened (a PRIORITY frame may name one, and an even id names the server's)
+    /// gets no RST_STREAM: sending one on an idle stream would itself be a protocol error.
     mutating func resetStream(_ streamID: UInt32, code: HTTP2ErrorCode, reason: String,
                               output: inout [UInt8], actions: inout [HTTP2ConnectionAction]) {
-        guard streamID < nextStreamID else { return }
+        guard !neverOpened(streamID) else { return }
         HTTP2Frame.rstStream(streamID: streamID, code: code).serialize(into: &output)
         if streams.removeValue(forKey: streamID) != nil {
             actions.append(.streamFailed(streamID: streamID, HTTP2StreamFailure(code: code, retryable: false, reason: reason)))

@@ -285,6 +285,32 @@ struct HTTP2ConnectionStateMachineEdgeTests {
         #expect(!peer.machine.isClosed)
     }
 
+    @Test("HTTP2ConnectionFuzzer a stream error on an even stream id writes no RST_STREAM, and other frames there end the connection")
+    func evenStreamIDs() throws {
+        // Found by the fuzzer: a WINDOW_UPDATE of 0 on stream 4, below the next id to open, was
+        // answered with RST_STREAM on a stream that never existed, which a server must treat
+        // as a connection error. Push is disabled, so an even id is always idle (§5.1).
+        var peer = try HTTP2ConnectionTestPeer()
+        let first = try peer.get()
+        _ = try peer.get()
+        let zeroIncrement = peer.machine.receive(rawFrame(type: HTTP2Wire.windowUpdate, streamID: 2, payload: [0, 0, 0, 0]))
+        #expect(zeroIncrement.isEmpty)
+        #expect(!peer.machine.isClosed && peer.machine.isOpen(first))
+        let frames: [[UInt8]] = [
+            HTTP2Frame.windowUpdate(streamID: 2, increment: 10).serialized,
+            HTTP2Frame.data(streamID: 2, data: [1], endStream: false).serialized,
+            HTTP2Frame.rstStream(streamID: 2, code: .cancel).serialized,
+        ]
+        for frame in frames {
+            var peer = try HTTP2ConnectionTestPeer()
+            let id = try peer.get()
+            _ = try peer.get()
+            let actions = peer.machine.receive(frame)
+            #expect(try peer.frames(actions) == [.goAway(lastStreamID: 0, code: .protocolError, debugData: [])])
+            #expect(peer.machine.isClosed && !peer.machine.isOpen(id))
+        }
+    }
+
     @Test("a large request body is written in frames of the peer's maximum size as windows open, every octet once")
     func largeBody() throws {
         var peer = try HTTP2ConnectionTestPeer(serverSettings: [HTTP2Setting(.initialWindowSize, 0x7fff_ffff)])
