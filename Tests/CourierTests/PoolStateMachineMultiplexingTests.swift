@@ -37,16 +37,27 @@ struct PoolStateMachineMultiplexingTests {
         #expect(pool.requestArrived(r(6), timeout: Self.timeout, at: 2) == .init(request: .execute(r(6), on: c(1))))
     }
 
-    @Test("while the protocol is unknown, a burst opens one connection; HTTP/1.1 then opens the rest")
+    @Test("while the protocol is unknown, a burst opens one connection; HTTP/1.1 then opens one for each request still waiting")
     func burstLearnsHTTP1() {
-        var pool = machine(max: 4)
+        var pool = machine(max: 5)
         _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
         _ = pool.requestArrived(r(2), timeout: Self.timeout, at: 0)
         _ = pool.requestArrived(r(3), timeout: Self.timeout, at: 0)
         #expect(pool.connectionCount == 1)
-        #expect(pool.connectionReady(c(1), at: 1) == .init(request: .execute(r(1), on: c(1)), connection: .open(c(2))))
+        // Found by the random conversations: only c2 opened here, and c2's readiness opened no
+        // more, so a burst to an HTTPS origin that speaks HTTP/1.1 ran on two connections.
+        #expect(pool.connectionReady(c(1), at: 1) == .init(request: .execute(r(1), on: c(1)), connection: .openAll([c(2), c(3)])))
         #expect(pool.originProtocol == .http1)
-        #expect(pool.requestArrived(r(4), timeout: Self.timeout, at: 2).connection == .open(c(3)))
+        #expect(pool.requestArrived(r(4), timeout: Self.timeout, at: 2).connection == .open(c(4)))
+        #expect(pool.connectionReady(c(2), at: 3) == .init(request: .execute(r(2), on: c(2))))
+    }
+
+    @Test("a burst that learns HTTP/1.1 opens no more connections than the maximum")
+    func burstLearnsHTTP1AtTheLimit() {
+        var pool = machine(max: 2)
+        for i in 1...4 { _ = pool.requestArrived(r(i), timeout: Self.timeout, at: 0) }
+        #expect(pool.connectionReady(c(1), at: 1) == .init(request: .execute(r(1), on: c(1)), connection: .open(c(2))))
+        #expect(pool.connectionCount == 2 && pool.waitingCount == 3)
     }
 
     @Test("the stream limit caps a connection; the rest wait FIFO and take streams as they end")
@@ -209,6 +220,21 @@ struct PoolStateMachineMultiplexingTests {
             return
         }
         #expect(error == .timedOut)
+    }
+
+    @Test("an HTTP/2 connection that has no room for the queue (a limit of 0 streams) gets a second one when two are allowed")
+    func zeroCapacityOpensAnother() {
+        // Found by the random conversations: the requests waited for a connection that could
+        // never take them while a second one was allowed.
+        var pool = machine(http2Max: 2)
+        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        _ = pool.requestArrived(r(2), timeout: Self.timeout, at: 0)
+        #expect(pool.connectionReadyMultiplexed(c(1), capacity: 0, at: 1) == .init(connection: .open(c(2))))
+        #expect(pool.connectionReadyMultiplexed(c(2), capacity: 10, at: 2) == .init(request: .executeAll([r(1), r(2)], on: c(2))))
+        // With both allowed connections open and neither taking streams, a request waits and
+        // nothing more opens.
+        #expect(pool.capacityChanged(c(2), capacity: 0, at: 3) == .none)
+        #expect(pool.requestArrived(r(3), timeout: Self.timeout, at: 4) == .init(request: .wait(r(3), checkAt: 4 + Self.timeout)))
     }
 
     @Test("race: a request cancelled after it was placed again fails as cancelled and leaves the queue")

@@ -160,6 +160,8 @@ final class HostPool {
             break
         case .open(let id):
             open(id)
+        case .openAll(let ids):
+            for id in ids { open(id) }
         case .rest(_, let sweepAt):
             // An idle connection needs nothing until it is used, closed or swept.
             if let sweepAt { armSweep(at: sweepAt) }

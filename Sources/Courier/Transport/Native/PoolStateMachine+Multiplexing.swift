@@ -114,8 +114,9 @@ extension PoolStateMachine {
         requests[request] = .active(id)
     }
 
-    /// Gives the connection waiting requests up to its capacity (after `taken`, already on it);
-    /// a connection left without requests rests.
+    /// Gives the connection waiting requests up to its capacity (after `taken`, already on it).
+    /// Requests still waiting get another connection when the limits allow (this one is full,
+    /// perhaps at a capacity of 0); otherwise a connection left without requests rests.
     private mutating func fill(_ id: ConnectionID, taken: [RequestID], at now: UInt64) -> Action {
         var taken = taken
         while case .multiplexed(let load) = connections[id], load.streams < load.capacity, let next = queue.popFirst() {
@@ -123,6 +124,8 @@ extension PoolStateMachine {
             taken.append(next)
         }
         if taken.isEmpty {
+            let opened = openForQueue()
+            guard opened == .none else { return Action(connection: opened) }
             guard case .multiplexed(let load) = connections[id], load.streams == 0 else { return .none }
             return Action(connection: .rest(id, sweepAt: armSweep(defaultDue: now &+ idleTimeout)))
         }

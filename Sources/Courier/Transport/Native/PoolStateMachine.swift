@@ -89,6 +89,9 @@ struct PoolStateMachine {
         /// Open a new connection with this id; report ``connectionReady(_:at:)`` or
         /// ``connectionClosed(_:error:)``.
         case open(ConnectionID)
+        /// Open a new connection for each of these ids, as for ``open(_:)``: the queue grew
+        /// while the origin's protocol was unknown and one connection was opened at a time.
+        case openAll([ConnectionID])
         /// The connection rests idle; when a time is given, call ``sweep(at:)`` then.
         case rest(ConnectionID, sweepAt: UInt64?)
         /// Close these connections (their requests, if any, are the driver's to end); when a
@@ -237,10 +240,11 @@ struct PoolStateMachine {
             return Action(request: .execute(request, on: id))
         }
         guard originProtocol == .unknown else { return handOut(id, at: now) }
-        // The origin speaks HTTP/1.1: the queue may have more connections now.
+        // The origin speaks HTTP/1.1: the queue, which waited for this one connection, gets as
+        // many as it needs now.
         originProtocol = .http1
         var action = handOut(id, at: now)
-        if action.connection == .none { action.connection = openForQueue() }
+        if action.connection == .none { action.connection = openForWholeQueue() }
         return action
     }
 
@@ -353,6 +357,13 @@ struct PoolStateMachine {
         connections[id] = .connecting(dedicatedTo: nil)
         connectingForQueue += 1
         return .open(id)
+    }
+
+    /// Opens connections with ``openForQueue()`` until it opens no more.
+    private mutating func openForWholeQueue() -> ConnectionAction {
+        var opened: [ConnectionID] = []
+        while case .open(let id) = openForQueue() { opened.append(id) }
+        return opened.count > 1 ? .openAll(opened) : opened.first.map { .open($0) } ?? .none
     }
 
     private mutating func newConnectionID() -> ConnectionID {
