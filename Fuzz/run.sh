@@ -6,7 +6,7 @@
 #   Fuzz/run.sh --replay Fuzz/.build/artifacts/ChunkedBodyFuzzer/crash-…   # re-run one input
 #
 # Targets: ResponseHeadFuzzer RequestHeadFuzzer ChunkedBodyFuzzer ContentDecoderFuzzer
-# ServerInputFuzzer HPACKDecoderFuzzer HTTP2FrameParserFuzzer (all by default). Everything built or written goes under Fuzz/.build:
+# ServerInputFuzzer HPACKDecoderFuzzer HTTP2FrameParserFuzzer HTTP2ConnectionFuzzer (all by default). Everything built or written goes under Fuzz/.build:
 # bin/ (binaries), lib/ and modules/ (the instrumented modules), corpus/<target>/ (inputs
 # found), artifacts/<target>/ (crashes), logs/<target>.log. Seeds come from
 # Fuzz/Corpus/<target>/ and are never modified. Exits non-zero when a target crashed or an
@@ -20,7 +20,7 @@ SWIFTC=${SWIFTC:-/opt/swift/usr/bin/swiftc}
 CLANG=${CLANG:-/opt/swift/usr/bin/clang}
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 ALL_TARGETS=(ResponseHeadFuzzer RequestHeadFuzzer ChunkedBodyFuzzer ContentDecoderFuzzer ServerInputFuzzer
-             HPACKDecoderFuzzer HTTP2FrameParserFuzzer)
+             HPACKDecoderFuzzer HTTP2FrameParserFuzzer HTTP2ConnectionFuzzer)
 # -O keeps the fuzzers fast; -g gives symbolized stack traces.
 FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6)
 
@@ -88,7 +88,8 @@ build_target() {
     echo "building $name"
     local libraries=(-lCourierHTTP1)
     [[ $name == ServerInputFuzzer ]] && libraries=(-lHTTPServerCore -lCourierWire -lCLinuxSystem -lCourierHTTP1)
-    [[ $name == HPACKDecoderFuzzer || $name == HTTP2FrameParserFuzzer ]] && libraries=(-lCourierHTTP2 -lCourierHTTP1)
+    [[ $name == HPACKDecoderFuzzer || $name == HTTP2FrameParserFuzzer || $name == HTTP2ConnectionFuzzer ]] &&
+        libraries=(-lCourierHTTP2 -lCourierHTTP1)
     "$SWIFTC" "${FLAGS[@]}" -module-name "$name" -I "$OUT/modules" -I "$OUT/modules/CLinuxSystem" -I "$ROOT/Sources/CZlib" -L "$OUT/lib" \
         "${sources[@]}" "${libraries[@]}" -lz -o "$binary" 2>&1 | quiet_link
     [[ ${PIPESTATUS[0]} -eq 0 ]]
@@ -101,7 +102,7 @@ for target in "${TARGETS[@]}"; do
         build_module CourierWire CourierWire
         build_module HTTPServerCore HTTPServerCore
     fi
-    if [[ $target == HPACKDecoderFuzzer || $target == HTTP2FrameParserFuzzer ]]; then
+    if [[ $target == HPACKDecoderFuzzer || $target == HTTP2FrameParserFuzzer || $target == HTTP2ConnectionFuzzer ]]; then
         build_module CourierHTTP2 CourierHTTP2
     fi
 done
