@@ -237,6 +237,19 @@ struct PoolStateMachineMultiplexingTests {
         #expect(pool.requestArrived(r(3), timeout: Self.timeout, at: 4) == .init(request: .wait(r(3), checkAt: 4 + Self.timeout)))
     }
 
+    @Test("an HTTP/2 connection left without streams still expires when the connection opened beside it fails")
+    func unusedConnectionExpiresAfterFailedNeighbour() {
+        // Found in review: c1 (0 streams allowed) opened c2 instead of resting, so no sweep was
+        // armed; when c2 failed nothing armed it, and c1 stayed open for good.
+        var pool = machine(http2Max: 2)
+        _ = pool.requestArrived(r(1), timeout: Self.timeout, at: 0)
+        #expect(pool.connectionReadyMultiplexed(c(1), capacity: 0, at: 1) == .init(connection: .open(c(2))))
+        let failed = pool.connectionClosed(c(2), error: .cannotConnect)
+        #expect(failed == .init(request: .fail(r(1), .cannotConnect), connection: .close([], sweepAt: 1 + Self.idle)))
+        #expect(pool.sweep(at: 1 + Self.idle) == .init(connection: .close([c(1)], sweepAt: nil)))
+        #expect(pool.connectionCount == 0)
+    }
+
     @Test("race: a request cancelled after it was placed again fails as cancelled and leaves the queue")
     func cancelAfterRequeue() {
         var pool = machine()

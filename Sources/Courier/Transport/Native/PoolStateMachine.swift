@@ -280,7 +280,12 @@ struct PoolStateMachine {
                 request = .fail(oldest, error)
             }
         }
-        return Action(request: request, connection: isShutDown ? .none : openForQueue())
+        guard !isShutDown else { return Action(request: request) }
+        let opened = openForQueue()
+        // A connection left unused (an HTTP/2 one that took none of the queue, perhaps for this
+        // connect) must still expire: arm the sweep when nothing else will.
+        if opened == .none, let due = armSweep() { return Action(request: request, connection: .close([], sweepAt: due)) }
+        return Action(request: request, connection: opened)
     }
 
     /// The sweep timer fired: closes connections idle for the idle timeout.
