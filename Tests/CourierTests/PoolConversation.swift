@@ -264,10 +264,25 @@ struct PoolConversation {
             perform(pool.connectionDraining(c))
             closeIfDrained(c)
         default:
-            // The connection closes: it ends its requests itself.
-            for r in streams.sorted(by: { $0.value < $1.value }) { end(r) }
-            closeConnection(c)
+            connectionLost(c)
         }
+    }
+
+    /// An HTTP/2 connection is lost, as `HTTP2ClientConnection` reports it: first that it takes
+    /// nothing new, then the end of each of its streams, then the close.
+    private mutating func connectionLost(_ c: C) {
+        guard case .multiplexed(var streams, let capacity, let draining) = connections[c] else { return }
+        if !draining {
+            connections[c] = .multiplexed(streams: streams, capacity: capacity, draining: true)
+            perform(pool.connectionDraining(c))
+        }
+        for r in streams.sorted(by: { $0.value < $1.value }) {
+            streams.remove(r)
+            connections[c] = .multiplexed(streams: streams, capacity: capacity, draining: true)
+            end(r)
+            perform(pool.streamEnded(r, on: c, at: now))
+        }
+        closeConnection(c)
     }
 
     private mutating func timePasses(by step: UInt64) {
@@ -412,7 +427,7 @@ struct PoolConversation {
         }
         queueOrder.removeAll { $0 == r }
         switch connections[c] {
-        case .opening, .free:
+        case .free:
             connections[c] = .busy(r)
         case .multiplexed(var streams, let capacity, let draining):
             expect(streams.count < capacity, "\(c) took \(r) beyond its capacity of \(capacity)")
@@ -484,6 +499,9 @@ struct PoolConversation {
             let live = connections.values.filter { if case .multiplexed(_, _, false) = $0 { true } else { false } }.count
             expect(live <= maxMultiplexed, "\(live) HTTP/2 connections take requests, limit \(maxMultiplexed)")
         }
+        let openingForQueue = connections.filter { $0.value == .opening && !dedicatedConnections.contains($0.key) }.count
+        expect(pool.connectingForQueue == openingForQueue || shutDown,
+               "the machine counts \(pool.connectingForQueue) connection(s) opening for the queue, the model \(openingForQueue)")
         // A waiting request always has a connection coming, unless the limits are reached.
         if !queueOrder.isEmpty {
             let withRoom = connections.values.contains {

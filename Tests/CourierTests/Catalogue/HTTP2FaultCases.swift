@@ -243,6 +243,24 @@ struct HTTP2FaultCases {
         #expect(peer.connectionsAccepted == 2)
     }
 
+    @Test("Q15 the server drops a connection that allows one stream, with a request waiting for it: the one in flight fails with connectionLost, the waiting one goes out on a new connection")
+    func dropWithRequestWaiting() async throws {
+        // Found by the pool's random conversations: the end of the lost connection's stream freed
+        // room, the pool placed the waiting request there, the closed connection sent it back as
+        // refused, and after three such rounds it failed unsent.
+        let (outcomes, peer) = try await run([HTTPRequest(.get, "/a"), HTTPRequest(.get, "/b")]) { index, connection in
+            if try Self.laterConnectionsServe(index, connection) { return }
+            try connection.start(settings: [HTTP2Setting(.maxConcurrentStreams, 1)])
+            _ = try connection.nextRequest()
+            connection.close()
+        }
+        let failed = outcomes.filter { $0.error == .connectionLost }
+        let served = outcomes.compactMap { $0.response?.text }
+        #expect(failed.count == 1 && served.count == 1, "\(outcomes.map(\.result))")
+        #expect(served.allSatisfy { $0 == "/a" || $0 == "/b" })
+        #expect(peer.connectionsAccepted == 2)
+    }
+
     @Test("Q13 a response head over the header list limit: headTooLarge for that request; the connection serves on")
     func headerListTooLarge() async throws {
         let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in

@@ -69,8 +69,10 @@ extension HTTP2ClientConnection {
 
     // MARK: - The machine's actions
 
-    /// Carries out what the machine decided, in order.
+    /// Carries out what the machine decided, in order. When the machine has closed (a
+    /// connection error), the pool hears first that the connection takes nothing new.
     func perform(_ actions: [HTTP2ConnectionAction]) {
+        if machine.isClosed { reportDrainingIfNeeded() }
         for action in actions {
             switch action {
             case .write(let bytes):

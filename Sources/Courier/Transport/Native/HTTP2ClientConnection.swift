@@ -241,9 +241,12 @@ final class HTTP2ClientConnection {
         }
     }
 
-    /// Tells the pool of a GOAWAY, once, before any request is sent back to it.
+    /// Tells the pool, once, that the connection takes no new request: after a GOAWAY, before
+    /// any request is sent back to the pool, and when the connection is about to close, before
+    /// its streams end (each end frees a stream, on which the pool would otherwise place a
+    /// waiting request, only for it to come back as refused).
     func reportDrainingIfNeeded() {
-        guard machine.isDraining, !reportedDraining, let pool else { return }
+        guard machine.isDraining || machine.isClosed, !reportedDraining, let pool else { return }
         reportedDraining = true
         pool.http2ConnectionDraining(self)
     }
@@ -343,6 +346,7 @@ final class HTTP2ClientConnection {
     func lost(_ error: HTTPConnectionError) {
         guard !isClosed else { return }
         let actions = machine.transportClosed(reason: error.detail ?? "the connection closed")
+        reportDrainingIfNeeded()
         var stale: [NativeExchange] = []
         for case .streamFailed(let id, _) in actions {
             if let stream = streams[id], stream.response.head == nil, stream.exchange.timeline.reused,
@@ -356,12 +360,7 @@ final class HTTP2ClientConnection {
                 endStream(id, with: .failure(error))
             }
         }
-        if let pool, !stale.isEmpty {
-            // Never onto this connection again: it is as good as closed.
-            if !reportedDraining {
-                reportedDraining = true
-                pool.http2ConnectionDraining(self)
-            }
+        if let pool {
             for exchange in stale { pool.http2Requeue(self, exchange) }
         }
         close(establishmentError: isReady ? nil : error)
