@@ -10,8 +10,8 @@ struct NativeTransportBurstTests {
     @Test("a burst to an HTTPS origin that speaks HTTP/1.1 alone gets a connection for each request once ALPN has told")
     func burstToHTTP1Origin() async throws {
         // Over HTTPS the pool first opens one connection, in case ALPN picks HTTP/2 and the whole
-        // burst can share it. This nginx speaks only HTTP/1.1, and each response takes about a
-        // second (nginx's limit_rate sends half at once, the rest a second later), so no
+        // burst can share it. This nginx speaks only HTTP/1.1, and each response takes about 2 s
+        // (nginx's limit_rate sends 8 KiB at once, the rest over the next seconds), so no
         // connection frees up during the burst: every request needs its own. (The pool used to
         // open just one more connection once it learnt HTTP/1.1, so that six requests shared two.)
         let certificates = try await TestCertificates.make()
