@@ -54,6 +54,12 @@ struct ConnectionRun {
     var received = HTTP2FrameParser(role: .client)
     var peerInitialWindow = 65_535
     var peerMaxFrameSize = 16_384
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, and whether it sent GOAWAY.
+    var peerStreamLimit = Int.max
+    var goAwayReceived = false
+    /// The payload of the DATA frame just received, and the PINGs not acknowledged yet.
+    var receivedData: (streamID: UInt32, data: [UInt8])?
+    var unansweredPings: [UInt64] = []
     var connectionSendWindow = 65_535
     /// The server's send window on the connection, as the client granted it.
     var connectionReceiveWindow = 65_535
@@ -83,6 +89,7 @@ struct ConnectionRun {
     /// Feeds one frame's octets (or the incomplete rest of the input) to the machine.
     mutating func receive(_ bytes: [UInt8]) {
         let wasClosed = closed
+        receivedData = nil
         // The model follows the frame first: the machine's writes answer it.
         if !closed { follow(bytes) }
         let actions = machine.receive(bytes)
@@ -109,6 +116,9 @@ struct ConnectionRun {
         }
         let (id, actions) = opened
         invariant(available > 0 && !closed, "openStream opened a stream when none was available")
+        invariant(!goAwayReceived, "openStream opened a stream after the server's GOAWAY")
+        invariant(streams.values.count { !$0.ended } < peerStreamLimit,
+                  "openStream went over the server's SETTINGS_MAX_CONCURRENT_STREAMS of \(peerStreamLimit)")
         invariant(id & 1 == 1 && streams[id] == nil && streams.keys.allSatisfy { $0 < id }, "stream id \(id) is not new and odd")
         streams[id] = StreamRecord(requestFields: fields, endGiven: endStream,
                                    sendWindow: peerInitialWindow, receiveWindow: configuration.initialWindowSize)
@@ -197,6 +207,9 @@ struct ConnectionRun {
                 invariant((200...599).contains(status), "\(event): reported status \(status)")
                 streams[id]!.head = true
             case .responseData(let id, let data):
+                invariant(receivedData.map { $0.streamID == id && $0.data == data } ?? false,
+                          "\(event): reported data for stream \(id) that is not the DATA frame just received")
+                receivedData = nil
                 invariant(streams[id].map { !$0.ended && $0.head && !$0.trailers } ?? false, "\(event): data for stream \(id) out of turn")
                 invariant(!data.isEmpty, "\(event): empty response data reported")
             case .responseTrailers(let id, _):
@@ -290,8 +303,13 @@ struct ConnectionRun {
             } else {
                 invariant(false, "WINDOW_UPDATE on stream \(id), never opened")
             }
-        case .ping(_, let ack):
+        case .ping(let opaque, let ack):
             invariant(ack, "the client sent a PING of its own")
+            guard let index = unansweredPings.firstIndex(of: opaque) else {
+                invariant(false, "a PING acknowledgement echoes no PING the server sent")
+                return
+            }
+            unansweredPings.remove(at: index)
         case .settings, .settingsAck, .goAway:
             break
         case .priority, .pushPromise:
@@ -335,6 +353,8 @@ struct ConnectionRun {
                         let delta = Int(setting.value) - peerInitialWindow
                         for id in streams.keys where !streams[id]!.ended { streams[id]!.sendWindow += delta }
                         peerInitialWindow = Int(setting.value)
+                    case .maxConcurrentStreams:
+                        peerStreamLimit = Int(setting.value)
                     case .maxFrameSize:
                         peerMaxFrameSize = Int(setting.value)
                     case .headerTableSize:
@@ -349,7 +369,12 @@ struct ConnectionRun {
                 } else if streams[id].map({ !$0.ended }) ?? false {
                     streams[id]!.sendWindow += Int(increment)
                 }
-            case .data(let id, _, _, _):
+            case .goAway:
+                goAwayReceived = true
+            case .ping(let opaque, false):
+                unansweredPings.append(opaque)
+            case .data(let id, let data, _, _):
+                receivedData = (id, data)
                 connectionReceiveWindow -= frame.flowControlledLength
                 if streams[id].map({ !$0.ended }) ?? false { streams[id]!.receiveWindow -= frame.flowControlledLength }
             default:
