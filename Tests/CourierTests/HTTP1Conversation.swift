@@ -106,35 +106,35 @@ struct HTTP1Conversation {
         expect(describe(send) == "send", "requestStarted: \(describe(send))")
 
         var run = ExchangeRun(request: request)
-        let fault = Int.random(in: 0..<10, using: &random)
+        let fault = Fault(draw: Int.random(in: 0..<10, using: &random))
         // Where the request's bytes are written in full, among the response's pieces (the server
-        // may answer early); a write failure instead with fault 3.
+        // may answer early); a write failure instead with that fault.
         let pieces = cut(scripted.wire)
         let writeAt = Int.random(in: 0...min(pieces.count, 2), using: &random)
         note("\(method) fault \(fault), \(pieces.count) pieces, written before piece \(writeAt), streams \(request.streamsBody), observes \(request.observesBody), asks close \(request.asksClose): \(String(decoding: scripted.wire.prefix(160), as: UTF8.self).replacingOccurrences(of: "\r\n", with: "|"))")
-        for (offset, piece) in pieces.enumerated() {
-            if offset == writeAt { write(&run, failing: fault == 3) }
+        feeding: for (offset, piece) in pieces.enumerated() {
+            if offset == writeAt { write(&run, failing: fault == .writeFailure) }
             if run.outcome != nil { break }
-            if fault == 8, offset == 0 {
+            let half = offset == pieces.count / 2
+            switch fault {
+            case .closeBeforeAnswer where offset == 0:
                 // A server that closes before answering (a stale keep-alive connection).
                 closeBeforeEnd(&run)
-                break
-            }
-            if fault == 4, offset == pieces.count / 2 {
+                break feeding
+            case .cancel where half:
                 cancel(&run)
-                break
-            }
-            if fault == 5, offset == pieces.count / 2 {
+                break feeding
+            case .silence where half:
                 silence(&run)
-                break
-            }
-            if fault == 6, offset == pieces.count / 2 {
+                break feeding
+            case .closeMidway where half:
                 closeBeforeEnd(&run)
-                break
-            }
-            if fault == 7, offset == pieces.count / 2 {
+                break feeding
+            case .garbage where half:
                 read(&run, Array("XYZ\r\n\u{1}garbage\r\n\r\n".utf8))
-                if run.outcome != nil { break }
+                if run.outcome != nil { break feeding }
+            default:
+                break
             }
             if request.streamsBody, Int.random(in: 0..<6, using: &random) == 0 {
                 pauseAndResume(&run)
@@ -159,6 +159,27 @@ struct HTTP1Conversation {
     }
 
     // MARK: Events within an exchange
+
+    /// What goes wrong in an exchange, if anything.
+    enum Fault: Equatable {
+        case clean, writeFailure, cancel, silence, closeMidway, garbage, closeBeforeAnswer
+
+        /// From a draw in `0..<10`: four in ten exchanges go right.
+        init(draw: Int) {
+            switch draw {
+            case 3: self = .writeFailure
+            case 4: self = .cancel
+            case 5: self = .silence
+            case 6: self = .closeMidway
+            case 7: self = .garbage
+            case 8: self = .closeBeforeAnswer
+            default: self = .clean
+            }
+        }
+
+        /// Whether it cuts the response short, which ends a close-delimited body where it comes.
+        var cutsResponse: Bool { self == .silence || self == .closeMidway || self == .closeBeforeAnswer }
+    }
 
     /// What the script tracks of the request in progress.
     struct ExchangeRun {
@@ -271,13 +292,13 @@ struct HTTP1Conversation {
     // MARK: Checks
 
     private mutating func check(_ outcome: Outcome, of run: ExchangeRun, scripted: Scripted, request: Machine.Request,
-                                reused: Bool, fault: Int) {
+                                reused: Bool, fault: Fault) {
         switch outcome {
         case .complete(let status, let body, let reusable):
             expect(status == scripted.status, "completed with \(status), the script sent \(scripted.status)")
             expect(run.heads == 1, "completed after \(run.heads) heads")
-            if fault == 7 { break }  // garbage in a body is body bytes to the machine
-            if scripted.closeDelimited, fault == 5 || fault == 6 || fault == 8 {
+            if fault == .garbage { break }  // garbage in a body is body bytes to the machine
+            if scripted.closeDelimited, fault.cutsResponse {
                 // The close ends such a body wherever it comes.
                 expect(scripted.body.starts(with: body) && !reusable, "a cut close-delimited body: \(body.count) bytes, reusable \(reusable)")
                 break
@@ -290,7 +311,7 @@ struct HTTP1Conversation {
                    "a retry on a fresh connection: reused \(reused), response bytes \(run.responseBytes), idempotent \(request.isIdempotent), written \(run.written)")
         case .failed(let kind):
             // A clean exchange fails only by its fault.
-            expect(fault >= 3 && fault <= 8, "a clean exchange failed with \(kind)")
+            expect(fault != .clean, "a clean exchange failed with \(kind)")
         }
     }
 

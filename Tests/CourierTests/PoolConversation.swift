@@ -26,6 +26,17 @@ struct PoolConversation {
         case running(C)
         /// Failed by the machine or ended by its connection.
         case ended
+
+        /// Waiting, in the queue or for its own connection: the machine's to place or fail.
+        var isPending: Bool {
+            switch self {
+            case .waiting, .dedicated: true
+            case .running, .ended: false
+            }
+        }
+
+        /// On a connection.
+        var isRunning: Bool { if case .running = self { true } else { false } }
     }
 
     /// Where the model has a connection.
@@ -113,7 +124,7 @@ struct PoolConversation {
             pool.progress(at: now)
         case 95:
             // A wait check that lost the race with the request's placement does nothing.
-            if let r = requests.keys.filter({ if case .running = requests[$0] { true } else { false } }).randomElement(using: &random) {
+            if let r = requests.keys.filter({ requests[$0]!.isRunning }).randomElement(using: &random) {
                 event("late wait check") { conversation in
                     let action = conversation.pool.waitCheck(r, at: conversation.now)
                     conversation.expect(action == .none, "a late wait check for \(r) did \(action)")
@@ -314,7 +325,7 @@ struct PoolConversation {
         for _ in 0..<10_000 {
             if connections.values.contains(.opening) {
                 openingConnectionSettles(failing: false)
-            } else if requests.values.contains(where: { if case .running = $0 { true } else { false } }) {
+            } else if requests.values.contains(where: \.isRunning) {
                 someRequestEnds()
             } else if requests.values.contains(.waiting) || !waitChecks.isEmpty {
                 timePasses(by: Self.second)
@@ -344,8 +355,7 @@ struct PoolConversation {
             expect(rs.count > 1, "executeAll with \(rs.count) request(s)")
             for r in rs { place(r, on: c) }
         case .wait(let r, let due):
-            expect(requests[r] == .waiting || requests[r].map { if case .dedicated = $0 { true } else { false } } == true,
-                   "wait for \(r), which the model has as \(String(describing: requests[r]))")
+            expectPending(r, "wait")
             expect(due > now, "a wait check due now or in the past")
             if requests[r] == .waiting, !queueOrder.contains(r) { queueOrder.append(r) }
             waitChecks[r] = due
@@ -467,8 +477,7 @@ struct PoolConversation {
     }
 
     private func expectPending(_ r: R, _ what: String) {
-        let pending = requests[r] == .waiting || requests[r].map { if case .dedicated = $0 { true } else { false } } == true
-        expect(pending, "\(what) of \(r), which the model has as \(String(describing: requests[r]))")
+        expect(requests[r]?.isPending == true, "\(what) of \(r), which the model has as \(String(describing: requests[r]))")
     }
 
     // MARK: Checks
