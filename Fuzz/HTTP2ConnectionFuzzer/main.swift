@@ -296,6 +296,7 @@ struct ConnectionRun {
             invariant(streams[id] != nil, "RST_STREAM on stream \(id), never opened")
             streams[id]!.resetWritten = true
         case .windowUpdate(let id, let increment):
+            invariant(increment > 0, "a WINDOW_UPDATE of 0 on stream \(id)")
             if id == 0 {
                 connectionReceiveWindow += Int(increment)
             } else if streams[id] != nil {

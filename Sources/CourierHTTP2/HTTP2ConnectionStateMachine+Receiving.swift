@@ -107,6 +107,7 @@ extension HTTP2ConnectionStateMachine {
 
     private mutating func windowUpdate(_ streamID: UInt32, _ increment: Int, output: inout [UInt8]) throws(HTTP2ProtocolError) {
         if streamID == 0 {
+            guard increment > 0 else { throw .connection(.protocolError, "a connection WINDOW_UPDATE has an increment of 0") }
             connectionSendWindow += increment
             guard connectionSendWindow <= Self.maxWindow else {
                 throw .connection(.flowControlError, "a WINDOW_UPDATE overflows the connection window")
@@ -114,7 +115,10 @@ extension HTTP2ConnectionStateMachine {
             for id in streams.keys.sorted() { flush(id, into: &output) }
             return
         }
+        // Any frame but HEADERS or PRIORITY on a stream never opened ends the connection, an
+        // increment of 0 too (§5.1); on a stream that was opened, 0 is a stream error (§6.9).
         try checkNotIdle(streamID, "a WINDOW_UPDATE")
+        guard increment > 0 else { throw .stream(.protocolError, streamID, "a stream WINDOW_UPDATE has an increment of 0") }
         guard streams[streamID] != nil else { return }
         streams[streamID]!.sendWindow += increment
         guard streams[streamID]!.sendWindow <= Self.maxWindow else {

@@ -7,9 +7,11 @@
 /// the first frame from the peer not being SETTINGS (§3.4); wrong lengths for fixed-size frames;
 /// padding as long as the payload; frames on stream 0 that need a stream and the reverse; any
 /// frame other than a CONTINUATION on the same stream inside a field block (§6.10); invalid
-/// SETTINGS values (§6.5.2); a zero WINDOW_UPDATE increment; any PUSH_PROMISE (push is
-/// disabled); and a field block over `maxFieldBlockSize` octets or `maxContinuationFrames`
-/// CONTINUATION frames (a CONTINUATION flood, ENHANCE_YOUR_CALM).
+/// SETTINGS values (§6.5.2); any PUSH_PROMISE (push is disabled); and a field block over
+/// `maxFieldBlockSize` octets or `maxContinuationFrames` CONTINUATION frames (a CONTINUATION
+/// flood, ENHANCE_YOUR_CALM). A WINDOW_UPDATE increment of 0 is returned as it came: whether it
+/// ends the stream or the connection depends on the stream's state, which the connection's
+/// state machine holds.
 ///
 /// A connection error is thrown from then on. A stream error (`streamID` set) consumed its
 /// frame: the caller resets that stream and may keep calling `nextFrame()`.
@@ -183,12 +185,9 @@ public struct HTTP2FrameParser: Sendable {
                            debugData: Array(payload[8...]))
         case HTTP2Wire.windowUpdate:
             guard payload.count == 4 else { throw .connection(.frameSizeError, "a WINDOW_UPDATE frame is not 4 octets") }
-            let increment = HTTP2Wire.readUInt32(payload, at: 0) & 0x7fff_ffff
-            if increment == 0 {
-                if id == 0 { throw .connection(.protocolError, "a connection WINDOW_UPDATE has an increment of 0") }
-                throw .stream(.protocolError, id, "a stream WINDOW_UPDATE has an increment of 0")
-            }
-            return .windowUpdate(streamID: id, increment: increment)
+            // An increment of 0 is an error whose kind depends on the stream's state (§6.9): the
+            // connection's state machine judges it.
+            return .windowUpdate(streamID: id, increment: HTTP2Wire.readUInt32(payload, at: 0) & 0x7fff_ffff)
         case HTTP2Wire.continuation:
             guard id != 0 else { throw .connection(.protocolError, "a CONTINUATION frame is on stream 0") }
             guard var open = openFieldBlock else {

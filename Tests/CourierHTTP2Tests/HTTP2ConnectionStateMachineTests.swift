@@ -158,6 +158,25 @@ struct HTTP2ConnectionStateMachineTests {
         #expect(try peer.frames(actions) == [.goAway(lastStreamID: 0, code: .flowControlError, debugData: [])])
     }
 
+    @Test("a WINDOW_UPDATE of 0 resets an open stream, is answered with RST_STREAM on a closed one, and ends the connection on stream 0")
+    func zeroWindowIncrement() throws {
+        var peer = try HTTP2ConnectionTestPeer()
+        let open = try peer.get(endStream: false)
+        let other = try peer.get(endStream: false)
+        let zero = { (id: UInt32) in rawFrame(type: HTTP2Wire.windowUpdate, streamID: id, payload: [0, 0, 0, 0]) }
+        var actions = peer.machine.receive(zero(open))
+        #expect(try peer.frames(actions) == [.rstStream(streamID: open, code: .protocolError)])
+        #expect(actions.contains { if case .streamFailed(open, let failure) = $0 { !failure.retryable } else { false } })
+        #expect(!peer.machine.isOpen(open) && peer.machine.isOpen(other))
+        // Stream `open` is closed now: a late frame is answered, nothing is reported twice.
+        actions = peer.machine.receive(zero(open))
+        #expect(try peer.frames(actions) == [.rstStream(streamID: open, code: .protocolError)])
+        #expect(peer.events(actions).isEmpty)
+        actions = peer.machine.receive(zero(0))
+        #expect(try peer.frames(actions) == [.goAway(lastStreamID: 0, code: .protocolError, debugData: [])])
+        #expect(peer.machine.isClosed && !peer.machine.isOpen(other))
+    }
+
     @Test("RST_STREAM from the server: REFUSED_STREAM is retryable, other codes are not")
     func peerReset() throws {
         var peer = try HTTP2ConnectionTestPeer()
@@ -285,18 +304,14 @@ struct HTTP2ConnectionStateMachineEdgeTests {
         #expect(!peer.machine.isClosed)
     }
 
-    @Test("HTTP2ConnectionFuzzer a stream error on an even stream id writes no RST_STREAM, and other frames there end the connection")
+    @Test("HTTP2ConnectionFuzzer a frame on an even stream id, a WINDOW_UPDATE of 0 too, ends the connection and writes no RST_STREAM")
     func evenStreamIDs() throws {
         // Found by the fuzzer: a WINDOW_UPDATE of 0 on stream 4, below the next id to open, was
         // answered with RST_STREAM on a stream that never existed, which a server must treat
         // as a connection error. Push is disabled, so an even id is always idle (§5.1).
-        var peer = try HTTP2ConnectionTestPeer()
-        let first = try peer.get()
-        _ = try peer.get()
-        let zeroIncrement = peer.machine.receive(rawFrame(type: HTTP2Wire.windowUpdate, streamID: 2, payload: [0, 0, 0, 0]))
-        #expect(zeroIncrement.isEmpty)
-        #expect(!peer.machine.isClosed && peer.machine.isOpen(first))
+        // Any frame but HEADERS or PRIORITY there ends the connection, a WINDOW_UPDATE of 0 too.
         let frames: [[UInt8]] = [
+            rawFrame(type: HTTP2Wire.windowUpdate, streamID: 2, payload: [0, 0, 0, 0]),
             HTTP2Frame.windowUpdate(streamID: 2, increment: 10).serialized,
             HTTP2Frame.data(streamID: 2, data: [1], endStream: false).serialized,
             HTTP2Frame.rstStream(streamID: 2, code: .cancel).serialized,

@@ -18,7 +18,9 @@ struct PoolRequestQueue {
         count += 1
     }
 
-    /// Takes a waiting request out of the queue, wherever it stands.
+    /// Takes a waiting request out of the queue, wherever it stands. `id` must be in the queue:
+    /// ``PoolStateMachine`` calls this only for a request in its `waiting` state, and a request
+    /// leaves that state as it is popped or removed, so no id is removed twice or after its pop.
     mutating func remove(_ id: PoolStateMachine.RequestID) {
         guard removed.insert(id).inserted else { return }
         count -= 1
