@@ -239,9 +239,25 @@ struct ConnectionRun {
             }
         }
         invariant(machine.openStreamCount == streams.values.count { !$0.ended }, "\(event): open stream counts differ")
+        if !closed { checkBodiesMove(after: event) }
         if !closed {
             invariant(connectionReceiveWindow > Swift.max(configuration.connectionWindowSize, 65_535) / 2,
                       "\(event): the connection window was not given back (\(connectionReceiveWindow) left)")
+        }
+    }
+
+    /// A request body never waits while the windows have room: after every event, each open
+    /// stream has written all the body it was given (and END_STREAM once given), or its window or
+    /// the connection's is used up.
+    private func checkBodiesMove(after event: String) {
+        for (id, record) in streams where !record.ended && !record.resetWritten && record.headers == .complete {
+            let waiting = record.bodyGiven.count - record.bodyWritten.count
+            if waiting > 0 {
+                invariant(record.sendWindow <= 0 || connectionSendWindow <= 0,
+                          "\(event): stream \(id) holds \(waiting) body octets although its window (\(record.sendWindow)) and the connection's (\(connectionSendWindow)) are open")
+            } else {
+                invariant(!record.endGiven || record.endWritten, "\(event): stream \(id)'s END_STREAM was given but not written")
+            }
         }
     }
 
