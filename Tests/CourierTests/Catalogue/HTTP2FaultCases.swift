@@ -11,32 +11,6 @@ import Testing
 /// `GET /echo`) and no leak (``runCase(_:on:_:timeout:configure:prepare:during:sourceLocation:)``).
 @Suite("Catalogue Q: HTTP/2 faults")
 struct HTTP2FaultCases {
-    /// Runs `requests` against a peer running `script` on each connection, through a native
-    /// transport speaking HTTP/2 by prior knowledge.
-    private func run(_ requests: [HTTPRequest], timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10),
-                     prepare: (HTTPConnection) async throws -> Void = { _ in },
-                     sourceLocation: SourceLocation = #_sourceLocation,
-                     script: @escaping HTTP2ScriptedPeer.Script) async throws -> (outcomes: [CaseOutcome], peer: HTTP2ScriptedPeer) {
-        let peer = try HTTP2ScriptedPeer(script: script)
-        defer { peer.close() }
-        let made = WeakReference<NativeTransport>()
-        var configuration = NativeTransport.Configuration(connectTimeout: connectTimeout)
-        configuration.httpVersion = .http2PriorKnowledge
-        configuration.proxy = .none
-        let outcomes = try await runCase(.native, on: peer, requests, timeout: timeout,
-                                         configure: { connection in
-                                             let transport = NativeTransport(configuration: configuration)
-                                             made.value = transport
-                                             connection.transport = transport
-                                         },
-                                         prepare: prepare,
-                                         during: { context, _ in
-                                             if let transport = made.value { context.leaks.track(transport) }
-                                         },
-                                         sourceLocation: sourceLocation)
-        return (outcomes, peer)
-    }
-
     /// Serves every connection after the first normally.
     private static func laterConnectionsServe(_ index: Int, _ connection: HTTP2PeerConnection) throws -> Bool {
         guard index > 0 else { return false }
@@ -47,7 +21,7 @@ struct HTTP2FaultCases {
 
     @Test("Q1 GOAWAY with streams in flight: the stream at the last stream id completes, the one above it is retried on a new connection")
     func goAwayInFlight() async throws {
-        let (outcomes, peer) = try await run([HTTPRequest(.get, "/a"), HTTPRequest(.get, "/b")]) { index, connection in
+        let (outcomes, peer) = try await runHTTP2Case([HTTPRequest(.get, "/a"), HTTPRequest(.get, "/b")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let first = try connection.nextRequest(), let second = try connection.nextRequest() else { return }
@@ -62,7 +36,7 @@ struct HTTP2FaultCases {
 
     @Test("Q2 GOAWAY with no stream in flight: the next request goes out on a new connection")
     func goAwayIdle() async throws {
-        let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, peer) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -77,7 +51,7 @@ struct HTTP2FaultCases {
     @Test("Q3 RST_STREAM with a common code fails the request with connectionLost naming the code; the connection serves on",
           arguments: [HTTP2ErrorCode.protocolError, .internalError, .cancel, .enhanceYourCalm, .streamClosed])
     func resetStream(code: HTTP2ErrorCode) async throws {
-        let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, peer) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -91,7 +65,7 @@ struct HTTP2FaultCases {
 
     @Test("Q4 RST_STREAM(REFUSED_STREAM): the server did not process it, so it goes out again and succeeds")
     func refusedStream() async throws {
-        let (outcomes, _) = try await run([HTTPRequest(.post, "/a", body: .text("once"))]) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.post, "/a", body: .text("once"))]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -104,7 +78,7 @@ struct HTTP2FaultCases {
     @Test("Q5 SETTINGS_MAX_CONCURRENT_STREAMS = 1 with 100 requests: all succeed, one at a time, on one connection")
     func oneStreamAtATime() async throws {
         let requests = (0..<100).map { HTTPRequest(.get, "/r\($0)") }
-        let (outcomes, peer) = try await run(requests) { _, connection in
+        let (outcomes, peer) = try await runHTTP2Case(requests) { _, connection in
             try connection.start(settings: [HTTP2Setting(.maxConcurrentStreams, 1)])
             try connection.serve()
         }
@@ -118,7 +92,7 @@ struct HTTP2FaultCases {
         var upload = HTTPRequest(.post, "/upload", body: .data(Data(count: 100_000), contentType: "application/octet-stream"))
         upload.timeout = .seconds(1)
         let started = ContinuousClock.now
-        let (outcomes, peer) = try await run([upload]) { _, connection in
+        let (outcomes, peer) = try await runHTTP2Case([upload]) { _, connection in
             try connection.start(settings: [HTTP2Setting(.initialWindowSize, 0)])
             try connection.serve()
         }
@@ -129,7 +103,7 @@ struct HTTP2FaultCases {
 
     @Test("Q7 a bad HPACK index: COMPRESSION_ERROR ends the connection, the request fails with badResponse")
     func badHPACKIndex() async throws {
-        let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -143,7 +117,7 @@ struct HTTP2FaultCases {
 
     @Test("Q8 a frame larger than SETTINGS_MAX_FRAME_SIZE: FRAME_SIZE_ERROR, badResponse")
     func oversizedFrame() async throws {
-        let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -161,7 +135,7 @@ struct HTTP2FaultCases {
 
     @Test("Q9 a CONTINUATION flood: ENHANCE_YOUR_CALM before the block grows, badResponse")
     func continuationFlood() async throws {
-        let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -179,7 +153,7 @@ struct HTTP2FaultCases {
     @Test("Q10 a PING flood and a SETTINGS flood: ENHANCE_YOUR_CALM, badResponse naming the flood",
           arguments: ["PING", "SETTINGS"])
     func flood(kind: String) async throws {
-        let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard try connection.nextRequest() != nil else { return }
@@ -196,7 +170,7 @@ struct HTTP2FaultCases {
 
     @Test("Q11 the server closes in the middle of DATA: connectionLost")
     func closeMidData() async throws {
-        let (outcomes, _) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
@@ -210,7 +184,7 @@ struct HTTP2FaultCases {
     @Test("Q12 SETTINGS never acknowledged: the connection fails with SETTINGS_TIMEOUT at the connect timeout, timedOut")
     func settingsNeverAcknowledged() async throws {
         let started = ContinuousClock.now
-        let (outcomes, _) = try await run([HTTPRequest(.get, "/a")], connectTimeout: .seconds(1)) { index, connection in
+        let (outcomes, _) = try await runHTTP2Case([HTTPRequest(.get, "/a")], connectTimeout: .seconds(1)) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start(acknowledge: false)
             while try connection.nextFrame() != nil {}
@@ -223,7 +197,7 @@ struct HTTP2FaultCases {
     @Test("Q14 the server closes a pooled connection under a new request: a GET goes out once more on a new connection, a POST fails with connectionLost",
           arguments: [HTTPRequest.Method.get, .post])
     func staleConnection(method: HTTPRequest.Method) async throws {
-        let (outcomes, peer) = try await run([HTTPRequest(method, "/second")], prepare: { connection in
+        let (outcomes, peer) = try await runHTTP2Case([HTTPRequest(method, "/second")], prepare: { connection in
             // Makes the connection a pooled one that has carried a response.
             _ = try await connection.get("/first")
         }) { index, connection in
@@ -248,7 +222,7 @@ struct HTTP2FaultCases {
         // Found by the pool's random conversations: the end of the lost connection's stream freed
         // room, the pool placed the waiting request there, the closed connection sent it back as
         // refused, and after three such rounds it failed unsent.
-        let (outcomes, peer) = try await run([HTTPRequest(.get, "/a"), HTTPRequest(.get, "/b")]) { index, connection in
+        let (outcomes, peer) = try await runHTTP2Case([HTTPRequest(.get, "/a"), HTTPRequest(.get, "/b")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start(settings: [HTTP2Setting(.maxConcurrentStreams, 1)])
             _ = try connection.nextRequest()
@@ -263,7 +237,7 @@ struct HTTP2FaultCases {
 
     @Test("Q13 a response head over the header list limit: headTooLarge for that request; the connection serves on")
     func headerListTooLarge() async throws {
-        let (outcomes, peer) = try await run([HTTPRequest(.get, "/a")]) { index, connection in
+        let (outcomes, peer) = try await runHTTP2Case([HTTPRequest(.get, "/a")]) { index, connection in
             if try Self.laterConnectionsServe(index, connection) { return }
             try connection.start()
             guard let request = try connection.nextRequest() else { return }
