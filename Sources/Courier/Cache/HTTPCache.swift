@@ -25,6 +25,10 @@ import Synchronization
 /// - Only responses to requests without credentials, for URLs without a password or a
 ///   secret-looking query parameter, are written to disk.
 ///
+/// These rules are judged again when a `304` updates a stored response with its fields: a
+/// response the `304` made `no-store`, `private` (in a shared cache) or, for a request with
+/// credentials, no longer explicitly cacheable answers that request and is then dropped.
+///
 /// Each connection has a private cache of its own by default
 /// (``HTTPConnection/Configuration/cache``). Share one between connections that act for the
 /// same user, or make it ``Scope/shared``:
@@ -136,6 +140,16 @@ public final class HTTPCache: Sendable {
         memory.withLock { $0.set(variants, for: key.storageKey) }
         if key.isPersistable, !Self.urlCarriesSecrets(request.url) { disk?.set(variants, for: key.storageKey) }
         count { $0.stores += 1 }
+    }
+
+    /// Drops the variant with these `Vary` values from the request's partition, in memory and on
+    /// disk: a `304` made the stored response one the rules forbid keeping.
+    func remove(varyValues: [String: String], for request: TransportRequest) {
+        let key = key(for: request)
+        let variants = (self.variants(for: key) ?? []).filter { $0.varyValues != varyValues }
+        memory.withLock { variants.isEmpty ? $0.remove(key.storageKey) : $0.set(variants, for: key.storageKey) }
+        guard key.isPersistable, !Self.urlCarriesSecrets(request.url) else { return }
+        if variants.isEmpty { disk?.remove(key.storageKey) } else { disk?.set(variants, for: key.storageKey) }
     }
 
     /// Drops every entry of the URL, in every credential partition.

@@ -104,7 +104,12 @@ struct CacheStage: PipelineStage {
         }
         var updated = stored
         updated.update(with: response, requestTime: requestTime, responseTime: cache.now())
-        cache.store(updated, for: request)
+        // The 304's fields are now the entry's: if they forbid keeping it, it goes.
+        if Self.mayKeep(updated.cacheControl, for: request, sharedCache: cache.scope == .shared) {
+            cache.store(updated, for: request)
+        } else {
+            cache.remove(varyValues: updated.varyValues, for: request)
+        }
         record(.revalidated, cache, context)
         return deliver(updated, source: .revalidatedCache, for: request)
     }
@@ -119,11 +124,8 @@ struct CacheStage: PipelineStage {
         guard context.mayStoreInCache, request.method == .get, CachedResponse.heuristicallyCacheable.contains(response.status.code),
               CacheKey(url: response.url).url == CacheKey(url: request.url).url else { return }
         if response.bodyStream != nil, response.status.code == 206 || request.headers.contains("Range") { return }
-        let responseControl = CacheControl(response.headers)
         let shared = cache.scope == .shared
-        guard !responseControl.noStore, !CacheControl(request.headers).noStore else { return }
-        if shared, responseControl.isPrivate { return }
-        if request.carriesCredentials, !responseControl.allowsStoringCredentialed(sharedCache: shared) { return }
+        guard Self.mayKeep(CacheControl(response.headers), for: request, sharedCache: shared) else { return }
         let responseTime = cache.now()
         let entry = CachedResponse(response, request: request, requestTime: requestTime, responseTime: responseTime)
         guard !CachedResponse.varyNames(response.headers).contains("*"),
@@ -136,6 +138,15 @@ struct CacheStage: PipelineStage {
             cache.store(CachedResponse(complete, request: request, requestTime: requestTime, responseTime: responseTime), for: request)
         }
         stream.buffer.tap(gathering.tap)
+    }
+
+    /// Whether a response whose `Cache-Control` is `control` may be kept for `request` (see
+    /// ``HTTPCache``): neither it nor the request says `no-store`, a shared cache keeps no
+    /// `private` response, and a request with credentials needs the response's explicit
+    /// permission. Judged for a new response, and again for a stored one a `304` updated.
+    static func mayKeep(_ control: CacheControl, for request: TransportRequest, sharedCache: Bool) -> Bool {
+        !control.noStore && !CacheControl(request.headers).noStore && !(sharedCache && control.isPrivate)
+            && (!request.carriesCredentials || control.allowsStoringCredentialed(sharedCache: sharedCache))
     }
 
     private func deliver(_ stored: CachedResponse, source: HTTPResponse.Source, for request: TransportRequest) -> HTTPResponse {
