@@ -16,6 +16,15 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         state = seed
     }
 
+    /// Generator number `stream` of a test seeded with `seed`, for a test that plays many
+    /// conversations: its seed is `seed` and `stream` mixed, so that two streams are not shifted
+    /// copies of one sequence (as `seed + stream × 0x9E3779B97F4A7C15`, this generator's own
+    /// step, would make them).
+    public init(seed: UInt64, stream: Int) {
+        var mixer = SeededRandom(seed: seed ^ (UInt64(truncatingIfNeeded: stream) &* 0xD1B5_4A32_D192_ED03))
+        self.init(seed: mixer.next())
+    }
+
     /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

@@ -89,10 +89,7 @@ struct CacheConversation {
     var coverage = Coverage()
 
     init(seed: UInt64, index: Int, directory: URL) {
-        // The conversation's seed is a hash of the run's seed and its index: seeding with
-        // `seed + index × step` would make conversation i replay conversation 0 shifted by i draws.
-        var mixer = SeededRandom(seed: seed ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03))
-        random = SeededRandom(seed: mixer.next())
+        random = SeededRandom(seed: seed, stream: index)
         shared = Bool.random(using: &random)
         users = Array(Self.credentials.shuffled(using: &random).prefix(2))
         self.directory = Int.random(in: 0..<4, using: &random) == 0 ? directory : nil

@@ -62,7 +62,7 @@ struct HTTP1ChaosTests {
             return fault.reply(path: request.path, body: request.body)
         }
         for conversation in 0..<30 {
-            var random = SeededRandom(seed: seed &+ UInt64(conversation) &* 0x1_0000)
+            var random = SeededRandom(seed: seed, stream: conversation)
             let context = "conversation \(conversation), \(SeededRandom(seed: seed).replayHint)"
             let paths = (0..<12).map { "/chaos/c\(conversation)/r\($0)" }
             let bodies = paths.map { _ in random.next() % 3 == 0 ? Data((0..<Int(random.next() % 50_000)).map { UInt8(truncatingIfNeeded: $0) }) : nil }

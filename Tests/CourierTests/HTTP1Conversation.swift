@@ -47,7 +47,7 @@ struct HTTP1Conversation {
     var history: [String] = []
 
     init(seed: UInt64, index: Int) {
-        random = SeededRandom(seed: seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
+        random = SeededRandom(seed: seed, stream: index)
         label = "seed \(seed), conversation \(index)"
         machine = Machine(configuration: .init(origin: "http://example.com:80", usesTLS: Bool.random(using: &random),
                                                connectTimeout: 5 * Self.second, limits: HTTP1Limits(), decompression: true,

@@ -12,13 +12,14 @@ struct HTTP2ChaosTests {
     func randomServers() async throws {
         let seed = SeededRandom.seed(default: 0x5EED_0005_0002)
         for conversation in 0..<30 {
-            try await play(seed: seed &+ UInt64(conversation) &* 0x1_0000, conversation: conversation)
+            try await play(seed: seed, conversation: conversation)
         }
     }
 
     private func play(seed: UInt64, conversation: Int) async throws {
-        let server = HTTP2ChaosServer(seed: seed)
-        var random = SeededRandom(seed: seed)
+        var random = SeededRandom(seed: seed, stream: conversation)
+        let server = HTTP2ChaosServer(seed: random.next())
+        let pause = Int(random.next() % 5)
         let paths = (0..<12).map { "/c\(conversation)/r\($0)" }
         // A quarter are POSTs, their bodies up to 100,000 octets: past the server's windows.
         let bodies = paths.map { _ in
@@ -30,7 +31,7 @@ struct HTTP2ChaosTests {
         let cancelled = Set(paths.filter { _ in random.next() % 8 == 0 })
         let context = "conversation \(conversation), \(SeededRandom(seed: seed).replayHint)"
         let (outcomes, peer) = try await runHTTP2Case(requests, during: { connection, ids in
-            try await Task.sleep(for: .milliseconds(Int(seed % 5)))
+            try await Task.sleep(for: .milliseconds(pause))
             for (path, id) in zip(paths, ids) where cancelled.contains(path) { connection.cancel(id) }
         }, script: server.script)
         let dropped = paths.contains { server.treatments(of: $0).contains(.lost) }

@@ -80,7 +80,7 @@ struct PoolConversation {
     var history: [String] = []
 
     init(seed: UInt64, index: Int) {
-        random = SeededRandom(seed: seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
+        random = SeededRandom(seed: seed, stream: index)
         maxConnections = Int.random(in: 1...4, using: &random)
         maxMultiplexed = Int.random(in: 1...2, using: &random)
         speaksHTTP2 = Bool.random(using: &random)

@@ -58,7 +58,7 @@ final class HTTP2ChaosServer: Sendable {
     }
 
     private func serve(_ index: Int, _ connection: HTTP2PeerConnection) throws {
-        var random = SeededRandom(seed: seed &+ UInt64(index) &* 0x9E37_79B9)
+        var random = SeededRandom(seed: seed, stream: index)
         let limits: [[HTTP2Setting]] = [[], [HTTP2Setting(.maxConcurrentStreams, 1)], [HTTP2Setting(.maxConcurrentStreams, 3)]]
         let faulty = index < faultyConnections
         try connection.start(settings: faulty ? limits[Int(random.next() % 3)] : [])
