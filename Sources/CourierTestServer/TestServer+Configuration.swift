@@ -27,6 +27,9 @@ extension TestServer {
         /// is then 0 and ``baseURL`` is `http://courier.test` (route that host to the path).
         /// The socket file is removed at shutdown. Default: `nil` (TCP).
         public var unixSocketPath: String? = nil
+        /// The send buffer (`SO_SNDBUF`) of every accepted socket: small, so that a client that
+        /// stops reading soon holds the server back. Default: `nil` (the kernel's).
+        public var sendBufferSize: Int? = nil
 
         /// Creates a configuration; every parameter has the default described on its property.
         ///

@@ -42,6 +42,13 @@ extension TestServer {
                 let remaining = rest
                 responder.schedule(after: delay) { run(remaining, keepAlive: keepAlive, responder: responder) }
                 return
+            case .whenSent(let action):
+                let remaining = rest
+                responder.whenFlushed {
+                    action()
+                    run(remaining, keepAlive: keepAlive, responder: responder)
+                }
+                return
             case .shutdownWrite:
                 responder.shutdownWrite()
                 return

@@ -83,6 +83,10 @@ extension TestServer {
         case close
         /// Closes the connection with a TCP reset (RST); ends the script.
         case reset
+        /// Waits until every byte sent so far has gone into the socket (the kernel's buffers),
+        /// calls the closure, and goes on with the next step: a client that stops reading holds
+        /// the script here, so the calls count how far the response got.
+        case whenSent(@Sendable () -> Void)
         /// Holds the connection open without sending anything more, until the client
         /// closes it or the server shuts down; ends the script.
         case stall

@@ -84,7 +84,7 @@ public final class TestServer: Sendable {
         var limits = HTTPServer.Configuration().limits
         limits.maxHeadBytes = configuration.maxHeadBytes
         limits.maxFieldCount = configuration.maxHeaderFields
-        let serverConfiguration = HTTPServer.Configuration(
+        var serverConfiguration = HTTPServer.Configuration(
             maxBodyBytes: configuration.maxBodyBytes,
             headerTimeout: configuration.headerTimeout,
             idleTimeout: configuration.idleTimeout,
@@ -93,6 +93,7 @@ public final class TestServer: Sendable {
             eventLoopCount: configuration.eventLoopCount,
             closeConnectionsOnAccept: configuration.closeBeforeReading
         )
+        serverConfiguration.sendBufferSize = configuration.sendBufferSize
         let routes = self.routes
         let proxyFault = configuration.proxyFault
         let handler: HTTPServer.Handler = { request, responder in

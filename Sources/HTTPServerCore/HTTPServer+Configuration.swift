@@ -44,6 +44,10 @@ extension HTTPServer {
         /// A fault for tests: close every accepted connection at once, before reading
         /// anything. Default: `false`.
         public var closeConnectionsOnAccept: Bool
+        /// The send buffer (`SO_SNDBUF`) of every accepted socket, for a test that needs to see
+        /// its server held back by a client that does not read; the kernel doubles it. Default:
+        /// `nil` (the kernel's, which grows to megabytes).
+        public var sendBufferSize: Int? = nil
         /// Formats the body of the errors the server core answers by itself (400 for a malformed
         /// head, 413, 431, 501): from the status and a message, the content type and the bytes.
         /// Default: ``plainTextErrors``.

@@ -49,6 +49,17 @@ extension HTTPServerConnection {
         flush()
     }
 
+    /// Runs `work` on the loop once every byte queued so far is in the socket: on the next turn
+    /// when nothing is queued; never when the connection closes first.
+    func whenFlushed(requestNumber number: Int, _ work: @escaping @Sendable () -> Void) {
+        guard accepts(number) else { return }
+        if outbound.isEmpty {
+            _ = loop.execute(work)
+        } else {
+            flushWaiters.append(work)
+        }
+    }
+
     func complete(requestNumber number: Int, keepAlive: Bool) {
         guard accepts(number) else { return }
         finishRequest(keepAlive: keepAlive && !peerClosed && !context.server.isShuttingDown.load(ordering: .relaxed))
@@ -119,6 +130,9 @@ extension HTTPServerConnection {
             }
         }
         updateInterest()
+        let waiters = flushWaiters
+        flushWaiters = []
+        for work in waiters { _ = loop.execute(work) }
         switch afterFlush {
         case .nothing:
             break

@@ -56,6 +56,8 @@ final class HTTPServerConnection {
     var outbound: [UInt8] = []
     var outboundOffset = 0
     var afterFlush = AfterFlush.nothing
+    /// Work waiting for the queue to be written out (``whenFlushed(requestNumber:_:)``).
+    var flushWaiters: [@Sendable () -> Void] = []
     var registeredInterest: EventLoop.Interest = .readable
 
     /// When the connection times out, on the monotonic clock; `nil` while a handler runs.
@@ -205,6 +207,7 @@ final class HTTPServerConnection {
         inbound = []
         outbound = []
         outboundOffset = 0
+        flushWaiters = []
         body = []
         decoder = nil
         head = nil

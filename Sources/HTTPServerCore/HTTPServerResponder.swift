@@ -69,6 +69,16 @@ public struct HTTPServerResponder: Sendable {
         connection.run { $0.complete(requestNumber: number, keepAlive: keepAlive) }
     }
 
+    /// Runs `work` on the connection's loop once every byte queued so far has been written into
+    /// the socket (the kernel's buffers), for a test that counts how far a response got while its
+    /// client was not reading. It never runs when the connection closes first.
+    ///
+    /// - Parameter work: What to run (typically more responder calls).
+    public func whenFlushed(_ work: @escaping @Sendable () -> Void) {
+        let number = requestNumber
+        connection.run { $0.whenFlushed(requestNumber: number, work) }
+    }
+
     /// Sends what is queued, then closes the connection (FIN). Completes the request.
     public func closeConnection() {
         let number = requestNumber

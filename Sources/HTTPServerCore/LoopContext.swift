@@ -37,6 +37,9 @@ final class LoopContext {
             refuse(socket)
             return
         }
+        if let size = server.configuration.sendBufferSize {
+            try? socket.setOption(level: SOL_SOCKET, name: SO_SNDBUF, value: Int32(clamping: size))
+        }
         let connection = HTTPServerConnection(socket: socket, number: number, remote: remote, context: self)
         do {
             // The registration keeps the connection alive until close() deregisters it.
