@@ -140,6 +140,34 @@ final class HTTP2PeerConnection: @unchecked Sendable {  // used by one thread on
         }
     }
 
+    /// What ``nextFrame(waitingAtMost:)`` found.
+    enum Arrival {
+        case frame(HTTP2Frame)
+        /// Nothing came within the wait.
+        case nothing
+        /// The client closed the connection.
+        case closed
+    }
+
+    /// The next frame from the client if one comes within `milliseconds` (0: only one already
+    /// here), for a script that sends while it listens.
+    func nextFrame(waitingAtMost milliseconds: Int32) throws -> Arrival {
+        while true {
+            if let frame = try parser.nextFrame() { return .frame(frame) }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, milliseconds) > 0 else { return .nothing }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return .closed }
+            parser.append(buffer[..<count])
+        }
+    }
+
+    /// The fields of a request's field block, from the peer's HPACK decoder (for a script that
+    /// reads frames itself with ``nextFrame(waitingAtMost:)``).
+    func decodeFields(_ block: [UInt8]) -> [HPACKHeaderField] {
+        (try? decoder.decode(block)) ?? []
+    }
+
     /// The next complete request (HEADERS, DATA until END_STREAM), acknowledging SETTINGS and
     /// answering nothing else; `nil` when the client closed.
     func nextRequest() throws -> Request? {
