@@ -175,6 +175,11 @@ final class BodyStreamBuffer: Sendable {
     /// The most bytes the buffer held at once (for tests and diagnostics).
     var peakBuffered: Int { state.withLock { $0.peakBuffered } }
 
+    /// Whether the producer may go on reading: it was not asked to stop, or the consumer has
+    /// since taken the buffer down to half. A demand (`onDemand`) that the producer acts on
+    /// after the buffer filled up again is stale when this is `false`; a fresh one follows.
+    var producerMayGoOn: Bool { state.withLock { !$0.producerPaused } }
+
     /// The bytes the producer may still add before the buffer reaches its high-water mark
     /// (0 at or past it): a producer that reads in large blocks reads no more than this.
     var room: Int { state.withLock { max(highWaterMark - $0.buffered, 0) } }

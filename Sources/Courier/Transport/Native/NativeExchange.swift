@@ -155,6 +155,8 @@ final class NativeExchange {
 
     /// The consumer of the streamed body wants more: its connection reads again.
     func consumerWantsMore() {
+        // The demand hopped onto the loop; reads since may have filled the buffer again.
+        guard stream?.producerMayGoOn ?? true else { return }
         if phase == .streamingBody, let http2Connection {
             http2Connection.resumeReading(self)
             return
