@@ -41,7 +41,23 @@ extension HTTP2ConnectionStateMachine {
         return [.write(HTTP2Frame.windowUpdate(streamID: streamID, increment: UInt32(increment)).serialized)]
     }
 
-    /// Event: the time for the peer to acknowledge our SETTINGS passed. When it has not, the
+    /// Event: the driver delivered the DATA of the last ``receive(_:)`` to the streams'
+    /// consumers (with ``Configuration/returnsStreamWindowsOnReceive`` off). Each stream that is
+    /// not paused gives back what it received since its last WINDOW_UPDATE, once that is half
+    /// its window; a stream paused while its DATA was delivered gives nothing back.
+    /// - Returns: The WINDOW_UPDATE frames to write, if any.
+    public mutating func returnStreamWindows() -> [HTTP2ConnectionAction] {
+        guard state == .open else { return [] }
+        var output: [UInt8] = []
+        for (id, stream) in streams where !stream.paused && stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
+            HTTP2Frame.windowUpdate(streamID: id, increment: UInt32(stream.receivedSinceUpdate)).serialize(into: &output)
+            streams[id]?.receiveWindow += stream.receivedSinceUpdate
+            streams[id]?.receivedSinceUpdate = 0
+        }
+        return output.isEmpty ? [] : [.write(output)]
+    }
+
+        /// Event: the time for the peer to acknowledge our SETTINGS passed. When it has not, the
     /// connection fails with SETTINGS_TIMEOUT (RFC 9113 §6.5.3).
     /// - Returns: GOAWAY, the open streams failed, and the close; nothing when acknowledged.
     public mutating func settingsTimedOut() -> [HTTP2ConnectionAction] {

@@ -152,7 +152,8 @@ extension HTTP2ConnectionStateMachine {
             finish(streamID, output: &output, actions: &actions)
             return
         }
-        if !stream.paused, stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
+        if configuration.returnsStreamWindowsOnReceive, !stream.paused,
+           stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
             HTTP2Frame.windowUpdate(streamID: streamID, increment: UInt32(stream.receivedSinceUpdate)).serialize(into: &output)
             stream.receiveWindow += stream.receivedSinceUpdate
             stream.receivedSinceUpdate = 0

@@ -34,6 +34,13 @@ public struct HTTP2ConnectionStateMachine: Sendable {
         /// The most SETTINGS frames (not acknowledgements) the peer may send without a HEADERS
         /// or DATA frame between them; one more is a SETTINGS flood (ENHANCE_YOUR_CALM).
         public var maxSettingsWithoutData = 100
+        /// Whether ``HTTP2ConnectionStateMachine/receive(_:)`` gives a stream's window back
+        /// itself, with WINDOW_UPDATE at half the window, as DATA arrives. A driver whose
+        /// consumers pause streams (``HTTP2ConnectionStateMachine/pauseStream(_:)``) turns it off
+        /// and calls ``HTTP2ConnectionStateMachine/returnStreamWindows()`` once it has delivered
+        /// what `receive` returned: a stream paused while taking that DATA then gives none of it
+        /// back. Default: `true`.
+        public var returnsStreamWindowsOnReceive = true
 
         /// The defaults above.
         public init() {}

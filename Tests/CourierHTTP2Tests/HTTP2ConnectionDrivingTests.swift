@@ -20,6 +20,29 @@ struct HTTP2ConnectionDrivingTests {
         #expect(!machine.awaitsSettingsAcknowledgement)
     }
 
+    @Test("stream windows returned after delivery: a stream whose consumer fell behind while a read's DATA was delivered gives none of it back, its neighbour does")
+    func windowsReturnedAfterDelivery() throws {
+        var configuration = HTTP2ConnectionStateMachine.Configuration()
+        configuration.initialWindowSize = 1000
+        configuration.returnsStreamWindowsOnReceive = false
+        var peer = try HTTP2ConnectionTestPeer(configuration: configuration)
+        let behind = try peer.get("/behind")
+        let reading = try peer.get("/reading")
+        _ = peer.machine.receive(peer.headers(behind, [field(":status", "200")]))
+        _ = peer.machine.receive(peer.headers(reading, [field(":status", "200")]))
+        // One read brings each stream 600 octets, past half its window.
+        let read = HTTP2Frame.data(streamID: behind, data: [UInt8](repeating: 1, count: 600), endStream: false).serialized
+            + HTTP2Frame.data(streamID: reading, data: [UInt8](repeating: 2, count: 600), endStream: false).serialized
+        let received = peer.machine.receive(read)
+        #expect(try peer.frames(received).allSatisfy { if case .windowUpdate(let stream, _) = $0 { stream == 0 } else { true } },
+                "no stream window goes back before the DATA is delivered")
+        // Delivering it, the driver finds the first stream's consumer behind.
+        peer.machine.pauseStream(behind)
+        #expect(try peer.frames(peer.machine.returnStreamWindows()) == [.windowUpdate(streamID: reading, increment: 600)])
+        #expect(peer.machine.returnStreamWindows().isEmpty, "nothing is given back twice")
+        #expect(try peer.frames(peer.machine.resumeStream(behind)) == [.windowUpdate(streamID: behind, increment: 600)])
+    }
+
     @Test("a paused stream withholds WINDOW_UPDATE; resuming gives back everything received since")
     func pauseAndResume() throws {
         var configuration = HTTP2ConnectionStateMachine.Configuration()

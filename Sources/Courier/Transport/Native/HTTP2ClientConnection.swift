@@ -104,6 +104,9 @@ final class HTTP2ClientConnection {
         self.outbound = pendingOutput
         var configuration = HTTP2ConnectionStateMachine.Configuration()
         configuration.maxHeaderListSize = max(settings.limits.maxHeadBytes, 4096)
+        // A streamed body's consumer may fall behind while a read's DATA is delivered: stream
+        // windows go back only after delivery, so that a stream paused on the way keeps its own.
+        configuration.returnsStreamWindowsOnReceive = false
         self.machine = HTTP2ConnectionStateMachine(configuration: configuration)
         settings.census.connection(1)
     }
@@ -218,6 +221,7 @@ final class HTTP2ClientConnection {
     /// Feeds plaintext to the machine and carries out its actions.
     private func receive(_ bytes: UnsafeRawBufferPointer) {
         perform(machine.receive(Array(bytes)))
+        perform(machine.returnStreamWindows())
         reportToPool()
         // A WINDOW_UPDATE may have let buffered body out: read more of the uploads.
         if !uploading.isEmpty {
