@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `HTTPConnection.stream` in seeded random conversations over real sockets: several bodies of
-/// 0 to 3 MiB stream at once, and readers read fast, slowly, break off, cancel or drop theirs,
+/// 0 to 6 MiB stream at once, and readers read fast, slowly, break off, cancel or drop theirs,
 /// while the server sends all, cuts, drops or stalls (``StreamingChaos``). Every octet read must be
 /// the body's; each reading ends as what the server and the reader did say; while a reader pauses,
 /// what the client takes and what the server could send stay bounded; an abandoned body closes
@@ -19,8 +19,8 @@ struct StreamingChaosTests {
     static let oneRead = 16 << 10
     /// What the loopback socket buffers between the server and the client may hold, the
     /// server's send buffer small (``serverSendBuffer``): the client's receive buffer grows by
-    /// itself, as the kernel sees the client read fast (up to about 850 KiB seen).
-    static let socketBuffers = 1 << 20
+    /// itself, as the kernel sees the client read fast (up to about 1.2 MiB seen).
+    static let socketBuffers = 2 << 20
     /// The HTTP/1.1 server's socket send buffer (the kernel doubles it).
     static let serverSendBuffer = 32 << 10
     /// The client's HTTP/2 stream window (SETTINGS_INITIAL_WINDOW_SIZE).

@@ -85,7 +85,7 @@ enum StreamingChaos {
     }
 
     /// The largest body.
-    static let maxSize = 3 << 20
+    static let maxSize = 6 << 20
 
     /// Plans download `index` of a conversation at random.
     static func plan(_ random: inout SeededRandom, conversation: Int, index: Int) -> Download {
@@ -114,11 +114,11 @@ enum StreamingChaos {
                         chunked: below(2) == 0, fault: fault, reader: reader)
     }
 
-    /// 4 MiB of the pattern every body is cut from; no two offsets 256 apart hold the same octet.
-    static let pattern: [UInt8] = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &+ ($0 >> 8) &* 13 &+ ($0 >> 16) &* 101) }
+    /// 8 MiB of the pattern every body is cut from; no two offsets 256 apart hold the same octet.
+    static let pattern: [UInt8] = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &+ ($0 >> 8) &* 13 &+ ($0 >> 16) &* 101) }
 
     /// Where body `index` begins in ``pattern``.
-    private static func origin(_ index: Int) -> Int { (index &* 7919) % ((4 << 20) - maxSize) }
+    private static func origin(_ index: Int) -> Int { (index &* 7919) % ((8 << 20) - maxSize) }
 
     /// Octets `range` of body `index`.
     static func bytes(_ index: Int, _ range: Range<Int>) -> ArraySlice<UInt8> {
