@@ -26,18 +26,18 @@ struct StreamingChaosTests {
     /// The client's HTTP/2 stream window (SETTINGS_INITIAL_WINDOW_SIZE).
     static let streamWindow = 1 << 20
 
-    @Test("HTTP/1.1, 8 random conversations of 5 downloads on pooled connections: every octet right, each ends as the server and reader say, a paused reader holds the server back, an abandoned body's connection closes, nothing leaks")
+    @Test("HTTP/1.1, 12 random conversations of 5 downloads on pooled connections: every octet right, each ends as the server and reader say, a paused reader holds the server back, an abandoned body's connection closes, nothing leaks")
     func http1() async throws {
         let seed = SeededRandom.seed(default: 0x5EED_0005_0101)
-        for conversation in 0..<8 {
+        for conversation in 0..<12 {
             try await playHTTP1(seed: seed, conversation: conversation)
         }
     }
 
-    @Test("HTTP/2, 8 random conversations of 5 downloads on one connection: every octet right, each ends as the server and reader say, a paused reader's stream window runs out, an abandoned body resets its own stream only, nothing leaks")
+    @Test("HTTP/2, 12 random conversations of 5 downloads on one connection: every octet right, each ends as the server and reader say, a paused reader's stream window runs out, an abandoned body resets its own stream only, nothing leaks")
     func http2() async throws {
         let seed = SeededRandom.seed(default: 0x5EED_0005_0102)
-        for conversation in 0..<8 {
+        for conversation in 0..<12 {
             try await playHTTP2(seed: seed, conversation: conversation)
         }
     }

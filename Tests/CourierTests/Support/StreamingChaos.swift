@@ -77,7 +77,7 @@ enum StreamingChaos {
         let fault: ServerFault
         let reader: ReaderPlan
         /// The request's timeout: short for a stalled body, so that the test stays fast.
-        var timeout: Duration { if case .stall = fault { .milliseconds(300) } else { .seconds(10) } }
+        var timeout: Duration { if case .stall = fault { .milliseconds(500) } else { .seconds(10) } }
 
         var description: String {
             "\(path): \(size) octets\(chunked ? " chunked" : ""), the server \(fault), the reader \(reader)"
@@ -104,8 +104,8 @@ enum StreamingChaos {
         default: .stall(at: at)
         }
         let reader: ReaderPlan = switch below(20) {
-        case 0..<5: .fast
-        case 5..<11: .slow(pauses: [below(min(size, 512 << 10)), below(size)].sorted())
+        case 0..<4: .fast
+        case 4..<11: .slow(pauses: [below(min(size, 512 << 10)), below(size)].sorted())
         case 11..<14: .breakAt(1 + below(size))
         case 14..<17: .cancelAt(1 + below(size))
         default: .drop
