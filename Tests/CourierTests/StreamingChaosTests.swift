@@ -77,10 +77,12 @@ struct StreamingChaosTests {
             for (download, reading) in zip(downloads, readings) {
                 StreamingChaos.check(reading, download, context)
             }
-            // An abandoned body's connection closes; one whose body may all have come is kept.
+            // An abandoned body's connection closes; one whose body may all have come is kept: the
+            // client may have read a full buffer past its reader, and one read more before the
+            // abandonment reached the connection.
             let kept = zip(downloads, readings).count { download, reading in
                 download.fault == .none && (reading.error == nil || download.reader.abandons)
-                    && download.size - reading.received <= Self.buffered + Self.oneRead + Self.socketBuffers
+                    && download.size - reading.received <= 2 * Self.buffered + Self.oneRead
             }
             #expect(await eventually(timeout: .seconds(5)) { server.connectionsOpen <= kept },
                     "\(server.connectionsOpen) connections open, \(kept) may be kept: \(zip(downloads, readings).map { "\($0) got \($1)" }); \(context)")
