@@ -75,6 +75,9 @@ struct ConnectionRun {
             configuration.maxSettingsWithoutData = 1 + random.next(upTo: 4)
             configuration.maxHeaderListSize = 64 + random.next(upTo: 1024)
         }
+        // Half the inputs give stream windows back the way the native client does: after the
+        // driver delivered a read's DATA (returnStreamWindows), not while the machine parses it.
+        configuration.returnsStreamWindowsOnReceive = seed & 4 == 0
         self.configuration = configuration
         machine = HTTP2ConnectionStateMachine(configuration: configuration)
     }
@@ -92,7 +95,8 @@ struct ConnectionRun {
         receivedData = nil
         // The model follows the frame first: the machine's writes answer it.
         if !closed { follow(bytes) }
-        let actions = machine.receive(bytes)
+        var actions = machine.receive(bytes)
+        if !configuration.returnsStreamWindowsOnReceive { actions += machine.returnStreamWindows() }
         if wasClosed { invariant(actions.isEmpty, "a closed machine acted on input: \(actions)") }
         apply(actions, after: "a received frame")
     }
@@ -316,6 +320,7 @@ struct ConnectionRun {
             if id == 0 {
                 connectionReceiveWindow += Int(increment)
             } else if streams[id] != nil {
+                invariant(!streams[id]!.paused, "a WINDOW_UPDATE for stream \(id), which its reader paused")
                 streams[id]!.receiveWindow += Int(increment)
             } else {
                 invariant(false, "WINDOW_UPDATE on stream \(id), never opened")

@@ -4,7 +4,9 @@ import Foundation
 /// `for try await`.
 ///
 /// Courier holds at most about 256 KiB of it for you: while you have not taken that much, it
-/// stops reading from the server, so a slow consumer costs no memory, whatever the body's size.
+/// stops reading from the server (over HTTP/2 it stops giving the stream's window back, so up to
+/// one window, 1 MiB, may still arrive), so a slow consumer costs no memory, whatever the body's
+/// size.
 /// The body limit of collected responses (`maxResponseBodySize`) does not apply here.
 ///
 /// ```swift

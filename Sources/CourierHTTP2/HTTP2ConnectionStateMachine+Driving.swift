@@ -47,17 +47,22 @@ extension HTTP2ConnectionStateMachine {
     /// its window; a stream paused while its DATA was delivered gives nothing back.
     /// - Returns: The WINDOW_UPDATE frames to write, if any.
     public mutating func returnStreamWindows() -> [HTTP2ConnectionAction] {
+        guard !streamsOwedWindow.isEmpty else { return [] }
+        defer { streamsOwedWindow.removeAll(keepingCapacity: true) }
         guard state == .open else { return [] }
         var output: [UInt8] = []
-        for (id, stream) in streams where !stream.paused && stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
+        for id in streamsOwedWindow {
+            // A stream named twice, closed or paused since: nothing (more) to give back.
+            guard var stream = streams[id], !stream.paused, stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 else { continue }
             HTTP2Frame.windowUpdate(streamID: id, increment: UInt32(stream.receivedSinceUpdate)).serialize(into: &output)
-            streams[id]?.receiveWindow += stream.receivedSinceUpdate
-            streams[id]?.receivedSinceUpdate = 0
+            stream.receiveWindow += stream.receivedSinceUpdate
+            stream.receivedSinceUpdate = 0
+            streams[id] = stream
         }
         return output.isEmpty ? [] : [.write(output)]
     }
 
-        /// Event: the time for the peer to acknowledge our SETTINGS passed. When it has not, the
+    /// Event: the time for the peer to acknowledge our SETTINGS passed. When it has not, the
     /// connection fails with SETTINGS_TIMEOUT (RFC 9113 §6.5.3).
     /// - Returns: GOAWAY, the open streams failed, and the close; nothing when acknowledged.
     public mutating func settingsTimedOut() -> [HTTP2ConnectionAction] {

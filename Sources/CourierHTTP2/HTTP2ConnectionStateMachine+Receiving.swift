@@ -152,8 +152,10 @@ extension HTTP2ConnectionStateMachine {
             finish(streamID, output: &output, actions: &actions)
             return
         }
-        if configuration.returnsStreamWindowsOnReceive, !stream.paused,
-           stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
+        if !configuration.returnsStreamWindowsOnReceive {
+            // The driver asks once it has delivered this DATA (``returnStreamWindows()``).
+            if stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 { streamsOwedWindow.append(streamID) }
+        } else if !stream.paused, stream.receivedSinceUpdate >= configuration.initialWindowSize / 2 {
             HTTP2Frame.windowUpdate(streamID: streamID, increment: UInt32(stream.receivedSinceUpdate)).serialize(into: &output)
             stream.receiveWindow += stream.receivedSinceUpdate
             stream.receivedSinceUpdate = 0

@@ -73,6 +73,10 @@ public struct HTTP2ConnectionStateMachine: Sendable {
     var connectionReceivedSinceUpdate = 0
     /// The field block being assembled: its stream, END_STREAM, and the octets so far.
     var pendingFieldBlock: (streamID: UInt32, endStream: Bool, bytes: [UInt8])?
+    /// The streams whose received DATA reached half their window in the last ``receive(_:)``,
+    /// in order of arrival, for ``returnStreamWindows()`` (with
+    /// ``Configuration/returnsStreamWindowsOnReceive`` off).
+    var streamsOwedWindow: [UInt32] = []
     /// Set once the peer sent GOAWAY: no new streams.
     var receivedGoAway = false
     /// SETTINGS frames sent and not yet acknowledged.
