@@ -13,6 +13,20 @@ package enum LoopbackPort {
     /// A TCP socket listening on 127.0.0.1, on a port the kernel picked, and that port; the
     /// caller closes the descriptor.
     package static func listening(backlog: Int32) throws -> (descriptor: Int32, port: Int) {
+        let (fd, port) = try refusing()
+        guard listen(fd, backlog) == 0 else {
+            let failure = PeerError("listen() failed: errno \(errno)")
+            close(fd)
+            throw failure
+        }
+        return (fd, port)
+    }
+
+    /// A TCP socket bound to 127.0.0.1, on a port the kernel picked, but not listening, and that
+    /// port: a connection to it is refused. While the caller keeps the descriptor open no other
+    /// socket takes the port, and no connect picks it as its own local port (which, to a port
+    /// nobody holds, can connect a loopback socket to itself).
+    package static func refusing() throws -> (descriptor: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw PeerError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
@@ -25,8 +39,8 @@ package enum LoopbackPort {
                 bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
             }
         }
-        guard bound, listen(fd, backlog) == 0 else {
-            let failure = PeerError("bind() or listen() failed: errno \(errno)")
+        guard bound else {
+            let failure = PeerError("bind() failed: errno \(errno)")
             close(fd)
             throw failure
         }

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Dispatch
 import Testing
 import CourierWire
@@ -122,9 +123,10 @@ struct SocketTests {
 
     @Test("connecting to a port nobody listens on fails with ECONNREFUSED")
     func refused() throws {
-        let listener = try Socket.listen(host: "127.0.0.1", port: 0)
-        let port = try listener.localAddress().port
-        listener.close()
+        // Bound but not listening: the port stays ours, so no other test's server takes it and
+        // the connect cannot pick it as its own port and reach itself.
+        let (descriptor, port) = try LoopbackPort.refusing()
+        defer { close(descriptor) }
         let target = try #require(SocketAddress(ip: "127.0.0.1", port: port))
         var refused = false
         do {
