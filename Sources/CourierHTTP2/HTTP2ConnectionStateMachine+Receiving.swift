@@ -116,10 +116,11 @@ extension HTTP2ConnectionStateMachine {
             return
         }
         // Any frame but HEADERS or PRIORITY on a stream never opened ends the connection, an
-        // increment of 0 too (§5.1); on a stream that was opened, 0 is a stream error (§6.9).
+        // increment of 0 too (§5.1); on a closed stream a WINDOW_UPDATE is ignored (§6.9); on an
+        // open one, 0 is a stream error.
         try checkNotIdle(streamID, "a WINDOW_UPDATE")
-        guard increment > 0 else { throw .stream(.protocolError, streamID, "a stream WINDOW_UPDATE has an increment of 0") }
         guard streams[streamID] != nil else { return }
+        guard increment > 0 else { throw .stream(.protocolError, streamID, "a stream WINDOW_UPDATE has an increment of 0") }
         streams[streamID]!.sendWindow += increment
         guard streams[streamID]!.sendWindow <= Self.maxWindow else {
             throw .stream(.flowControlError, streamID, "a WINDOW_UPDATE overflows the stream window")

@@ -39,7 +39,8 @@ public struct HTTP2ConnectionStateMachine: Sendable {
         /// consumers pause streams (``HTTP2ConnectionStateMachine/pauseStream(_:)``) turns it off
         /// and calls ``HTTP2ConnectionStateMachine/returnStreamWindows()`` once it has delivered
         /// what `receive` returned: a stream paused while taking that DATA then gives none of it
-        /// back. Default: `true`.
+        /// back. Such a driver must call it after every `receive`, as the streams owed a window
+        /// are listed until then. Default: `true`.
         public var returnsStreamWindowsOnReceive = true
 
         /// The defaults above.

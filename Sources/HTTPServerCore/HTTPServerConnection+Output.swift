@@ -50,7 +50,9 @@ extension HTTPServerConnection {
     }
 
     /// Runs `work` on the loop once every byte queued so far is in the socket: on the next turn
-    /// when nothing is queued; never when the connection closes first.
+    /// when nothing is queued; never when the connection closes first. A flush that also closes
+    /// the connection (after a response with `Connection: close`) may run `work` after the close,
+    /// where the responder's calls do nothing.
     func whenFlushed(requestNumber number: Int, _ work: @escaping @Sendable () -> Void) {
         guard accepts(number) else { return }
         if outbound.isEmpty {

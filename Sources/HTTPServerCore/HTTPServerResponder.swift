@@ -71,7 +71,8 @@ public struct HTTPServerResponder: Sendable {
 
     /// Runs `work` on the connection's loop once every byte queued so far has been written into
     /// the socket (the kernel's buffers), for a test that counts how far a response got while its
-    /// client was not reading. It never runs when the connection closes first.
+    /// client was not reading. It never runs when the connection closes first; after a flush
+    /// that closes the connection it may run, and responder calls then do nothing.
     ///
     /// - Parameter work: What to run (typically more responder calls).
     public func whenFlushed(_ work: @escaping @Sendable () -> Void) {

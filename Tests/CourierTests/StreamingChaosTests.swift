@@ -64,7 +64,7 @@ struct StreamingChaosTests {
             let readings = await Self.run(downloads, on: connection) { download, consumed in
                 // Wait until the client holds more than half a buffer (it reads until the buffer is
                 // full, then not again before it is half empty) or the server wrote all it will.
-                let engaged = await eventually(timeout: .seconds(5)) {
+                let engaged = await eventually(timeout: .seconds(20)) {
                     log.taken(download.path) - consumed > Self.buffered / 2 || route.log(download.path).finished
                 }
                 try? await Task.sleep(for: .milliseconds(10))  // the reader holds still a little longer
@@ -84,7 +84,7 @@ struct StreamingChaosTests {
                 download.fault == .none && (reading.error == nil || download.reader.abandons)
                     && download.size - reading.received <= 2 * Self.buffered + Self.oneRead
             }
-            #expect(await eventually(timeout: .seconds(5)) { server.connectionsOpen <= kept },
+            #expect(await eventually(timeout: .seconds(20)) { server.connectionsOpen <= kept },
                     "\(server.connectionsOpen) connections open, \(kept) may be kept: \(zip(downloads, readings).map { "\($0) got \($1)" }); \(context)")
             try await Self.followUp(connection, log, downloads, context)
         }
@@ -107,7 +107,7 @@ struct StreamingChaosTests {
             let bound = Self.buffered + Self.streamWindow + Self.oneRead
             let readings = await Self.run(downloads, on: connection) { download, consumed in
                 // Wait until the peer has used up the stream's window, or has nothing more to send.
-                let engaged = await eventually(timeout: .seconds(5)) {
+                let engaged = await eventually(timeout: .seconds(20)) {
                     let state = server.log(download.path)
                     return state.waitingForWindow || state.ended || state.sent == download.fault.available(download.size)
                 }
@@ -125,7 +125,7 @@ struct StreamingChaosTests {
             }
             // Every stream ends for the peer; the client resets only those it gave up, with CANCEL.
             for (download, reading) in zip(downloads, readings) {
-                #expect(await eventually(timeout: .seconds(5)) { server.log(download.path).ended || dropped },
+                #expect(await eventually(timeout: .seconds(20)) { server.log(download.path).ended || dropped },
                         "the stream never ended: \(download); \(context)")
                 let state = server.log(download.path)
                 let gaveUp = download.reader.abandons || reading.error == .timedOut
@@ -177,7 +177,7 @@ struct StreamingChaosTests {
         let next = try await connection.send(HTTPRequest(.get, "/echo"))
         #expect(next.status.code == 200, "\(context)")
         for download in downloads {
-            #expect(await eventually(timeout: .seconds(5)) { !log.terminal(download.path).isEmpty }, "\(download); \(context)")
+            #expect(await eventually(timeout: .seconds(20)) { !log.terminal(download.path).isEmpty }, "\(download); \(context)")
             #expect(log.terminal(download.path).count == 1, "\(log.terminal(download.path)): \(download); \(context)")
         }
     }

@@ -7,7 +7,9 @@ import Synchronization
 /// The producer (a transport) calls ``yield(_:)`` for each chunk; once the chunks waiting for the
 /// consumer reach the high-water mark, ``yield(_:)`` answers `false` and the producer stops
 /// reading its socket. When the consumer has taken enough that half the mark or less is left,
-/// the buffer calls the producer's `onDemand` hook, and the producer reads again. The producer
+/// the buffer calls the producer's `onDemand` hook, and the producer reads again, unless chunks
+/// that came meanwhile filled the buffer once more (``producerMayGoOn`` is `false`: that demand
+/// is stale, and the consumer's next catching up sends a fresh one). The producer
 /// ends the stream once with ``finish(_:)``. If the consumer leaves first (it stops iterating,
 /// its task is cancelled, or it drops the stream), the buffer calls the producer's `onCancel`
 /// hook once and keeps no more chunks.
@@ -16,7 +18,8 @@ import Synchronization
 final class BodyStreamBuffer: Sendable {
     /// What the producer is told.
     struct ProducerHooks: Sendable {
-        /// The consumer wants more: resume reading.
+        /// The consumer wants more: resume reading (unless ``BodyStreamBuffer/producerMayGoOn``
+        /// is `false` by the time the producer acts on it).
         var onDemand: @Sendable () -> Void
         /// The consumer left before the end: stop and release the source.
         var onCancel: @Sendable () -> Void

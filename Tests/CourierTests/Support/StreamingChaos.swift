@@ -77,7 +77,7 @@ enum StreamingChaos {
         let fault: ServerFault
         let reader: ReaderPlan
         /// The request's timeout: short for a stalled body, so that the test stays fast.
-        var timeout: Duration { if case .stall = fault { .milliseconds(500) } else { .seconds(10) } }
+        var timeout: Duration { if case .stall = fault { .seconds(1) } else { .seconds(10) } }
 
         var description: String {
             "\(path): \(size) octets\(chunked ? " chunked" : ""), the server \(fault), the reader \(reader)"
