@@ -43,9 +43,7 @@ struct ContentDecodingHTTP2Tests {
     static func withPeer(_ body: (HTTPConnection) async throws -> Void) async throws -> Int {
         let peer = try HTTP2ScriptedPeer(script: script)
         defer { peer.close() }
-        var configuration = NativeTransport.Configuration()
-        configuration.httpVersion = .http2PriorKnowledge
-        configuration.proxy = .none
+        let configuration = NativeTransport.Configuration().speakingH2C()
         try await withLeakCheck { leaks throws in
             leaks.watch(port: peer.port)
             let transport = leaks.native(configuration)

@@ -26,9 +26,7 @@ struct NativeTransportHTTP2Tests {
         defer { server.stop() }
         try await withLeakCheck { leaks in
             leaks.watch(port: server.port)
-            var configuration = NativeTransport.Configuration(decompression: false)
-            configuration.httpVersion = .http2PriorKnowledge
-            configuration.proxy = .none
+            let configuration = NativeTransport.Configuration(decompression: false).speakingH2C()
             let transport = leaks.native(configuration)
             defer { transport.shutdown() }
             let observer = RecordingObserver()
@@ -56,9 +54,7 @@ struct NativeTransportHTTP2Tests {
         defer { try? FileManager.default.removeItem(at: file) }
         try await withLeakCheck { leaks in
             leaks.watch(port: server.port)
-            var configuration = NativeTransport.Configuration(decompression: false)
-            configuration.httpVersion = .http2PriorKnowledge
-            configuration.proxy = .none
+            let configuration = NativeTransport.Configuration(decompression: false).speakingH2C()
             let transport = leaks.native(configuration)
             defer { transport.shutdown() }
             let connection = leaks.track(HTTPConnection(baseURL: server.baseURL, configuration: .init(transport: transport, cache: nil)))
@@ -120,9 +116,7 @@ struct NativeTransportHTTP2Tests {
         defer { server.stop() }
         try await withLeakCheck { leaks in
             leaks.watch(port: server.port)
-            var configuration = NativeTransport.Configuration()
-            configuration.httpVersion = .http2PriorKnowledge
-            configuration.proxy = .none
+            let configuration = NativeTransport.Configuration().speakingH2C()
             let transport = leaks.native(configuration)
             defer { transport.shutdown() }
             let streamed = try await transport.stream(Self.request(server.url("/huge.bin")), observer: IgnoringTransportObserver())
@@ -148,9 +142,7 @@ struct NativeTransportHTTP2Tests {
         defer { server.stop() }
         try await withLeakCheck { leaks in
             leaks.watch(port: server.port)
-            var configuration = NativeTransport.Configuration()
-            configuration.httpVersion = .http2PriorKnowledge
-            configuration.proxy = .none
+            let configuration = NativeTransport.Configuration().speakingH2C()
             let transport = leaks.native(configuration)
             defer { transport.shutdown() }
             for _ in 0..<2 {

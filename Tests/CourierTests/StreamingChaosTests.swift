@@ -98,9 +98,7 @@ struct StreamingChaosTests {
         defer { peer.close() }
         try await withLeakCheck { leaks throws in
             leaks.watch(port: peer.port)
-            var configuration = NativeTransport.Configuration()
-            configuration.httpVersion = .http2PriorKnowledge
-            configuration.proxy = .none
+            let configuration = NativeTransport.Configuration().speakingH2C()
             let transport = leaks.native(configuration)
             defer { transport.shutdown() }
             let (connection, log) = Self.connection(to: peer.baseURL, transport, leaks)

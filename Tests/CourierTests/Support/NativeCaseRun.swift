@@ -40,10 +40,19 @@ func runHTTP2Case(_ requests: [HTTPRequest], timeout: Duration = .seconds(10), c
                   script: @escaping HTTP2ScriptedPeer.Script) async throws -> (outcomes: [CaseOutcome], peer: HTTP2ScriptedPeer) {
     let peer = try HTTP2ScriptedPeer(script: script)
     defer { peer.close() }
-    var configuration = NativeTransport.Configuration(connectTimeout: connectTimeout)
-    configuration.httpVersion = .http2PriorKnowledge
-    configuration.proxy = .none
+    let configuration = NativeTransport.Configuration(connectTimeout: connectTimeout).speakingH2C()
     let outcomes = try await runNativeCase(requests, on: peer, configuration: configuration, timeout: timeout,
                                            prepare: prepare, during: during, sourceLocation: sourceLocation)
     return (outcomes, peer)
+}
+
+extension NativeTransport.Configuration {
+    /// This configuration speaking HTTP/2 by prior knowledge (h2c) and taking no proxy from the
+    /// environment: how a test reaches a local HTTP/2 server.
+    func speakingH2C() -> Self {
+        var configuration = self
+        configuration.httpVersion = .http2PriorKnowledge
+        configuration.proxy = .none
+        return configuration
+    }
 }
