@@ -71,6 +71,13 @@ public final class HTTPCache: Sendable {
 
     private let memory: Mutex<MemoryCacheStore>
     private let disk: DiskCacheStore?
+    /// Held across every change of what is stored: a store or removal (which reads the URL's
+    /// variants, then writes them back changed), an invalidation, a wipe, and the copy of an entry
+    /// found on disk into memory. Without it, a change could write back variants that another
+    /// change dropped in between (a response to a `GET` stored while a `POST` invalidated its URL
+    /// brought the other variants from before the `POST` back). A lookup that finds its entry in
+    /// memory does not take it.
+    private let changes = Mutex(())
 
     /// Whether responses are also kept on disk: a directory was given and passed its check.
     public var isPersistent: Bool { disk != nil }
@@ -114,8 +121,10 @@ public final class HTTPCache: Sendable {
 
     /// Forgets every stored response, in memory and on disk.
     public func removeAll() {
-        memory.withLock { $0.removeAll() }
-        disk?.removeAll()
+        changes.withLock { _ in
+            memory.withLock { $0.removeAll() }
+            disk?.removeAll()
+        }
     }
 
     // MARK: - Used by the cache stage
@@ -134,11 +143,14 @@ public final class HTTPCache: Sendable {
     /// Stores a response to `request` (the stage has checked that it may be stored).
     func store(_ entry: CachedResponse, for request: TransportRequest) {
         let key = key(for: request)
-        var variants = (self.variants(for: key) ?? []).filter { $0.varyValues != entry.varyValues }
-        variants.insert(entry, at: 0)
-        variants = Array(variants.prefix(8))
-        memory.withLock { $0.set(variants, for: key.storageKey) }
-        if key.isPersistable, !Self.urlCarriesSecrets(request.url) { disk?.set(variants, for: key.storageKey) }
+        let persists = key.isPersistable && !Self.urlCarriesSecrets(request.url)
+        changes.withLock { _ in
+            var variants = (storedVariants(for: key) ?? []).filter { $0.varyValues != entry.varyValues }
+            variants.insert(entry, at: 0)
+            variants = Array(variants.prefix(8))
+            memory.withLock { $0.set(variants, for: key.storageKey) }
+            if persists { disk?.set(variants, for: key.storageKey) }
+        }
         count { $0.stores += 1 }
     }
 
@@ -146,26 +158,40 @@ public final class HTTPCache: Sendable {
     /// disk: a `304` made the stored response one the rules forbid keeping.
     func remove(varyValues: [String: String], for request: TransportRequest) {
         let key = key(for: request)
-        let variants = (self.variants(for: key) ?? []).filter { $0.varyValues != varyValues }
-        memory.withLock { variants.isEmpty ? $0.remove(key.storageKey) : $0.set(variants, for: key.storageKey) }
-        guard key.isPersistable, !Self.urlCarriesSecrets(request.url) else { return }
-        if variants.isEmpty { disk?.remove(key.storageKey) } else { disk?.set(variants, for: key.storageKey) }
+        let persists = key.isPersistable && !Self.urlCarriesSecrets(request.url)
+        changes.withLock { _ in
+            let variants = (storedVariants(for: key) ?? []).filter { $0.varyValues != varyValues }
+            memory.withLock { variants.isEmpty ? $0.remove(key.storageKey) : $0.set(variants, for: key.storageKey) }
+            guard persists else { return }
+            if variants.isEmpty { disk?.remove(key.storageKey) } else { disk?.set(variants, for: key.storageKey) }
+        }
     }
 
     /// Drops every entry of the URL, in every credential partition.
     func invalidate(_ url: URL) {
         let anonymous = CacheKey(url: url)
-        memory.withLock { store in
-            for key in store.keys where CacheKey.storageKey(key, isFor: anonymous.url) { store.remove(key) }
+        changes.withLock { _ in
+            memory.withLock { store in
+                for key in store.keys where CacheKey.storageKey(key, isFor: anonymous.url) { store.remove(key) }
+            }
+            disk?.removeAll(ofURL: anonymous.url)
         }
-        disk?.removeAll(ofURL: anonymous.url)
     }
 
     func count(_ change: (inout Statistics) -> Void) {
         counters.withLock { change(&$0) }
     }
 
+    /// The variants stored under `key`: from memory, else from disk (copied into memory).
     private func variants(for key: CacheKey) -> [CachedResponse]? {
+        if let found = memory.withLock({ $0.variants(for: key.storageKey) }) { return found }
+        guard key.isPersistable, disk != nil else { return nil }
+        return changes.withLock { _ in storedVariants(for: key) }
+    }
+
+    /// ``variants(for:)`` for a caller that holds `changes`, so that what it reads from disk and
+    /// copies into memory cannot have been dropped in between.
+    private func storedVariants(for key: CacheKey) -> [CachedResponse]? {
         if let found = memory.withLock({ $0.variants(for: key.storageKey) }) { return found }
         guard key.isPersistable, let found = disk?.variants(for: key.storageKey) else { return nil }
         memory.withLock { $0.set(found, for: key.storageKey) }
