@@ -31,6 +31,47 @@ struct HTTP2BackPressureTests {
         var onResume: Int?
     }
 
+    /// On the peer: takes the client's preface and request, and answers with a head announcing
+    /// `bodyLength` octets, leaving the stream open for the body.
+    /// - Returns: the request's stream.
+    static func answerHead(_ connection: HTTP2PeerConnection, bodyLength: Int) throws -> UInt32 {
+        try connection.start()
+        guard let request = try connection.nextRequest() else { throw PeerError("no request") }
+        connection.respond(request.streamID, headers: [("content-length", "\(bodyLength)")], end: false)
+        return request.streamID
+    }
+
+    /// On the peer, once the reader holds a full buffer: logs the stream's WINDOW_UPDATEs among
+    /// `frames` (what came while it was paused), finishes `step`, and waits for the reader to take
+    /// its buffer down to half; then logs the window its demand gives back (unless the window
+    /// went back while it was paused), sends `body[rest]` ending the stream, finishes `step + 1`,
+    /// and keeps the connection open until the test has finished it too.
+    static func resume(_ connection: HTTP2PeerConnection, _ id: UInt32, pausedFrames frames: [HTTP2Frame], log: Locked<WindowLog>,
+                       steps: Lockstep, step: Int, sending body: [UInt8], _ rest: Range<Int>) throws {
+        log.withLock { $0.whilePaused = frames.streamWindowUpdates(id) }
+        steps.peerFinished(step)
+        guard steps.peerWaits(for: step) else { return }
+        if log.withLock({ $0.whilePaused.isEmpty }) {
+            let increment = try connection.awaitWindowUpdate(id)
+            log.withLock { $0.onResume = increment }
+        }
+        connection.sendData(id, body, rest, end: true)
+        steps.peerFinished(step + 1)
+        _ = steps.peerWaits(for: step + 1)
+    }
+
+    /// Runs `body` with a tracked h2c transport and a request for the peer's `/body`, and checks
+    /// that nothing leaked.
+    static func withClient(of peer: HTTP2ScriptedPeer, sourceLocation: SourceLocation = #_sourceLocation,
+                           _ body: (NativeTransport, TransportRequest) async throws -> Void) async throws {
+        try await withLeakCheck(sourceLocation: sourceLocation) { leaks throws in
+            leaks.watch(port: peer.port)
+            let transport = leaks.native(NativeTransport.Configuration().speakingH2C())
+            defer { transport.shutdown() }
+            try await body(transport, TransportRequest(method: .get, url: peer.url("/body"), timeout: .seconds(20)))
+        }
+    }
+
     @Test("one read whose DATA reaches half the stream window and fills the reader's buffer gives none of the window back while the reader is paused; the reader taking half its buffer gives it all back, and the body arrives whole")
     func readThatPausesKeepsItsWindow() async throws {
         let total = Self.streamWindow
@@ -38,10 +79,7 @@ struct HTTP2BackPressureTests {
         let steps = Lockstep()
         let log = Locked(WindowLog())
         let peer = try HTTP2ScriptedPeer { _, connection in
-            try connection.start()
-            guard let request = try connection.nextRequest() else { throw PeerError("no request") }
-            let id = request.streamID
-            connection.respond(id, headers: [("content-length", "\(total)")], end: false)
+            let id = try Self.answerHead(connection, bodyLength: total)
             // 256 KiB in two halves, each taken before the next: the stream never pauses.
             connection.sendData(id, body, 0..<(128 << 10))
             _ = try connection.fence()
@@ -60,24 +98,11 @@ struct HTTP2BackPressureTests {
             connection.sendData(id, body, (496 << 10)..<(512 << 10))
             frames += try connection.fence()
             frames += try connection.fence()
-            log.withLock { $0.whilePaused = frames.streamWindowUpdates(id) }
-            steps.peerFinished(3)
-            guard steps.peerWaits(for: 3) else { return }
-            // The reader took 128 KiB: its demand gives the window back (if it was not already).
-            if log.withLock({ $0.whilePaused.isEmpty }) {
-                let increment = try connection.awaitWindowUpdate(id)
-                log.withLock { $0.onResume = increment }
-            }
-            connection.sendData(id, body, (512 << 10)..<total, end: true)
-            steps.peerFinished(4)
-            _ = steps.peerWaits(for: 4)
+            // The reader then takes 128 KiB.
+            try Self.resume(connection, id, pausedFrames: frames, log: log, steps: steps, step: 3, sending: body, (512 << 10)..<total)
         }
         defer { peer.close() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(port: peer.port)
-            let transport = leaks.native(NativeTransport.Configuration().speakingH2C())
-            defer { transport.shutdown() }
-            let request = TransportRequest(method: .get, url: peer.url("/body"), timeout: .seconds(20))
+        try await Self.withClient(of: peer) { transport, request in
             let response = try await transport.stream(request, observer: IgnoringTransportObserver())
             var reader = BodyReader(response.body)
             #expect(await steps.testWaits(for: 1))
@@ -87,6 +112,7 @@ struct HTTP2BackPressureTests {
             try await reader.take(upTo: 256 << 10)
             steps.testFinished(2)
             #expect(await steps.testWaits(for: 3))
+            #expect(!response.body.buffer.producerMayGoOn, "the reader's buffer is full: its stream is paused")
             let paused = log.withLock { $0 }
             #expect(paused.whilePaused.isEmpty, "WINDOW_UPDATE \(paused.whilePaused) for a reader holding a full buffer")
             // What the peer may send, past what the reader took, stays within the documented
@@ -115,10 +141,7 @@ struct HTTP2BackPressureTests {
         let steps = Lockstep()
         let log = Locked(WindowLog())
         let peer = try HTTP2ScriptedPeer { _, connection in
-            try connection.start()
-            guard let request = try connection.nextRequest() else { throw PeerError("no request") }
-            let id = request.streamID
-            connection.respond(id, headers: [("content-length", "\(total)")], end: false)
+            let id = try Self.answerHead(connection, bodyLength: total)
             // Two frames fill the reader's buffer: its stream pauses.
             connection.sendData(id, body, 0..<(2 * Self.frame))
             _ = try connection.fence()
@@ -128,24 +151,11 @@ struct HTTP2BackPressureTests {
             // takes a frame meanwhile, so that its demand is queued on the loop behind it.
             connection.sendData(id, body, (2 * Self.frame)..<(3 * Self.frame))
             let frames = try connection.fence() + connection.fence()
-            log.withLock { $0.whilePaused = frames.streamWindowUpdates(id) }
-            steps.peerFinished(2)
-            guard steps.peerWaits(for: 2) else { return }
-            // The reader took a frame more: a fresh demand gives the window back.
-            if log.withLock({ $0.whilePaused.isEmpty }) {
-                let increment = try connection.awaitWindowUpdate(id)
-                log.withLock { $0.onResume = increment }
-            }
-            connection.sendData(id, body, (3 * Self.frame)..<total, end: true)
-            steps.peerFinished(3)
-            _ = steps.peerWaits(for: 3)
+            // The reader then takes a frame more: a fresh demand.
+            try Self.resume(connection, id, pausedFrames: frames, log: log, steps: steps, step: 2, sending: body, (3 * Self.frame)..<total)
         }
         defer { peer.close() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(port: peer.port)
-            let transport = leaks.native(NativeTransport.Configuration().speakingH2C())
-            defer { transport.shutdown() }
-            let request = TransportRequest(method: .get, url: peer.url("/body"), timeout: .seconds(20))
+        try await Self.withClient(of: peer) { transport, request in
             let gate = BodyGate()
             let buffer = BodyStreamBuffer(highWaterMark: highWaterMark)
             _ = try await transport.exchange(request, target: nil, observer: gate, stream: buffer)
@@ -160,6 +170,7 @@ struct HTTP2BackPressureTests {
             try await reader.take(upTo: Self.frame)
             gate.release()
             #expect(await steps.testWaits(for: 2))
+            #expect(!buffer.producerMayGoOn, "the third frame filled the reader's buffer again")
             let whilePaused = log.withLock { $0.whilePaused }
             #expect(whilePaused.isEmpty, "WINDOW_UPDATE \(whilePaused) for a reader holding a full buffer")
             try await reader.take(upTo: 2 * Self.frame)

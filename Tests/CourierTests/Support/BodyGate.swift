@@ -1,4 +1,4 @@
-@testable import Courier
+import Courier
 import CourierTestSupport
 import Foundation
 

@@ -1,4 +1,4 @@
-@testable import Courier
+import Courier
 import Foundation
 
 /// Reads a streamed body in steps a test chooses, keeping what it took.
