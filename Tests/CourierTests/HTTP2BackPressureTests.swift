@@ -168,6 +168,7 @@ struct HTTP2BackPressureTests {
             // buffer to half: the demand hops onto the loop, behind the delivery that fills the
             // buffer again.
             try await reader.take(upTo: Self.frame)
+            #expect(buffer.producerMayGoOn, "taking the first frame while the loop is held asked for more")
             gate.release()
             #expect(await steps.testWaits(for: 2))
             #expect(!buffer.producerMayGoOn, "the third frame filled the reader's buffer again")
