@@ -95,6 +95,31 @@ struct AuthenticationTests {
         }
     }
 
+    @Test("G3 a request sent before the refresh gave up, whose 401 comes after, shares the give-up: its 401, no second refresh",
+          arguments: TransportUnderTest.allCases)
+    func rejectionAfterGiveUp(transport: TransportUnderTest) async throws {
+        let auth = try AuthServer()
+        defer { auth.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(auth.server)
+            let held = TestServer.Gate()
+            auth.state.withLock { $0.tokenFailures = true; $0.heldAnswers["/protected/late"] = held }
+            let connection = connection(auth, transport, leaks, authenticator: auth.bearer { _, _ in false })
+            // Out first, without a credential; the server holds its 401 back.
+            let late = Task { try await connection.get("/protected/late").status.code }
+            #expect(await eventually { auth.server.requestCount(path: "/protected/late") == 1 })
+            // Meanwhile another request's 401 starts the refresh, which fails, and the handler gives up.
+            let first = await fire(1, on: connection)
+            #expect(first == ["unacceptableStatus 401"])
+            #expect(auth.tokenCalls == 1)
+            // Now the held 401 arrives: it rejected the same credential (none), before the give-up.
+            held.open()
+            await #expect(throws: HTTPConnectionError.unacceptableStatus) { try await late.value }
+            #expect(auth.tokenCalls == 1, "the late rejection started another refresh")
+            #expect(auth.server.requestCount(path: "/protected/late") == 1)
+        }
+    }
+
     @Test("G3 the handler may retry a failed refresh", arguments: TransportUnderTest.allCases)
     func refreshRetried(transport: TransportUnderTest) async throws {
         let auth = try AuthServer()

@@ -21,6 +21,8 @@ final class AuthServer: Sendable {
         var unauthorized = 0
         var authorized = 0
         var authorizationFieldCounts: [Int] = []
+        /// Protected paths whose answer (decided when the request arrives) is held until the gate opens.
+        var heldAnswers: [String: TestServer.Gate] = [:]
     }
 
     let server: TestServer
@@ -45,15 +47,18 @@ final class AuthServer: Sendable {
             return delay == .zero ? reply : .delayed(delay, reply)
         }
         server.route("/protected/*") { [state] request in
-            state.withLock { state in
+            state.withLock { state -> TestServer.Reply in
                 state.authorizationFieldCounts.append(request.fields.filter { $0.name.lowercased() == "authorization" }.count)
                 let valid = state.validToken.map { "Bearer \($0)" }
+                let reply: TestServer.Reply
                 if state.rejectEverything || valid == nil || request.value(for: "Authorization") != valid {
                     state.unauthorized += 1
-                    return .response(status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"test\"")])
+                    reply = .response(status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"test\"")])
+                } else {
+                    state.authorized += 1
+                    reply = .json(["path": request.path])
                 }
-                state.authorized += 1
-                return .json(["path": request.path])
+                return state.heldAnswers[request.path].map { .whenOpen($0, reply) } ?? reply
             }
         }
     }
