@@ -43,10 +43,13 @@ extension HTTPConnection {
         /// Whether identical GET and HEAD requests that overlap share one exchange; `false` by default.
         ///
         /// While a request is in flight, a request with the same method, URL, header fields
-        /// (credentials included) and body limit waits for its response instead of sending its
-        /// own. Each caller still gets its own terminal callback; one that is cancelled leaves
-        /// alone. Requests with a body and streamed responses are never coalesced. A request that
-        /// waits on another sees no progress events and counts no attempt in its metrics.
+        /// (credentials included), body limit, timeout, retry policy and redirect policy waits for
+        /// its response instead of sending its own. Each caller still gets its own terminal
+        /// callback; one that is cancelled, or meets its deadline, leaves alone, and when the
+        /// request that went out is cancelled or meets its deadline, the waiting ones go out again
+        /// themselves. Requests with a body, streamed responses, and requests whose retry or
+        /// redirect policy decides with a closure are never coalesced. A request that waits on
+        /// another sees no progress events and counts no attempt in its metrics.
         public var coalescesRequests = false
         /// The decoder ``HTTPResponse/decode(_:decoder:)`` uses for this connection's responses
         /// when it is given none; a plain `JSONDecoder()` by default. Set its strategies (dates,

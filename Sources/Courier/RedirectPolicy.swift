@@ -38,6 +38,18 @@ public struct RedirectPolicy: Sendable {
     /// requests whose body holds a secret, such as a sign-in form: the body never reaches another
     /// origin. Courier sends the requests of ``AuthenticationContext/send(_:)`` this way.
     public static let sameOriginOnly = RedirectPolicy.follow { hop in hop.crossesOrigin ? .stop : .follow }
+
+    /// What decides this policy, as a value two policies can be compared by.
+    struct Comparable: Hashable, Sendable {
+        let limit: Int
+        let allowsInsecureDowngrade: Bool
+    }
+
+    /// This policy as a ``Comparable``; `nil` when a hook decides each hop (a closure cannot be
+    /// compared).
+    var comparable: Comparable? {
+        hook == nil ? Comparable(limit: limit, allowsInsecureDowngrade: allowsInsecureDowngrade) : nil
+    }
 }
 
 /// One redirect about to be followed.

@@ -66,6 +66,26 @@ public struct RetryPolicy: Sendable {
         return .seconds(10)
     }
 
+    /// What decides this policy, as a value two policies can be compared by.
+    struct Comparable: Hashable, Sendable {
+        /// The most attempts (1 for ``RetryPolicy/never``), the backoff's base and cap.
+        let maxAttempts: Int, base: Duration, cap: Duration
+        let retriesNonIdempotentMethods: Bool
+    }
+
+    /// This policy as a ``Comparable``; `nil` for a ``custom(_:)`` policy, whose closure cannot
+    /// be compared.
+    var comparable: Comparable? {
+        switch strategy {
+        case .never:
+            return Comparable(maxAttempts: 1, base: .zero, cap: .zero, retriesNonIdempotentMethods: retriesNonIdempotentMethods)
+        case .exponentialBackoff(let maxAttempts, let base, let cap):
+            return Comparable(maxAttempts: maxAttempts, base: base, cap: cap, retriesNonIdempotentMethods: retriesNonIdempotentMethods)
+        case .custom:
+            return nil
+        }
+    }
+
     /// The decision for a failed attempt, before `Retry-After` and the deadline are considered.
     func decision(for attempt: RetryAttempt) -> RetryDecision {
         guard retriesNonIdempotentMethods || attempt.method.isIdempotent else { return .doNotRetry }

@@ -153,6 +153,39 @@ struct CoalescingTests {
         }
     }
 
+    @Test("when the deadline or the timeout of the request that went out passes, the ones waiting on it, with time left, go out again and succeed",
+          arguments: TransportUnderTest.allCases, ["deadline", "timeout"])
+    func leaderOutOfTime(transport: TransportUnderTest, limit: String) async throws {
+        let gate = TestServer.Gate()
+        let server = try Self.server(heldBy: gate)
+        defer { server.shutdown() }
+        try await withLeakCheck { (leaks) throws in
+            let started = StartedRequests()
+            let connection = connection(server, transport, leaks, started: started)
+            var hurried = HTTPRequest(.get, "/slow/who")
+            if limit == "deadline" { hurried.deadline = .seconds(2) } else { hurried.timeout = .seconds(2) }
+            let leader = Task { try await connection.send(hurried) }
+            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
+            let followers = (0..<3).map { _ in Task { try await connection.send(HTTPRequest(.get, "/slow/who")) } }
+            #expect(await started.reach(4))
+            do {
+                _ = try await leader.value
+                Issue.record("the held request succeeded")
+            } catch let error as HTTPConnectionError {
+                #expect(error == (limit == "deadline" ? .deadlineExceeded : .timedOut))
+            }
+            // The followers did not run out of time: one request goes out for the three of them (after
+            // the first one's deadline, one of them goes out again; with a timeout of their own, they
+            // never joined it).
+            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 2 })
+            gate.open()
+            for follower in followers {
+                let result = await follower.result
+                #expect((try? result.get())?.status.code == 200, "a follower got \(result), the first request's ending")
+            }
+        }
+    }
+
     @Test("POSTs and streamed responses are never coalesced", arguments: TransportUnderTest.allCases)
     func onlyPlainReads(transport: TransportUnderTest) async throws {
         let server = try Self.server()

@@ -4,7 +4,8 @@ import Synchronization
 /// ``HTTPConnection/Configuration/coalescesRequests``).
 ///
 /// The first of a set of identical GET or HEAD requests (same URL, same header fields with the
-/// same values, credentials included, and the same body limit) goes out; every identical request
+/// same values, credentials included, and the same body limit, timeout, retry policy and
+/// redirect policy) goes out; every identical request
 /// that arrives while it is in flight waits for its outcome instead of sending its own. Each
 /// caller still ends once, with its own terminal callback and metrics. It sits below the cache and
 /// authentication (so requests with different credentials never share), above retries and
@@ -12,7 +13,9 @@ import Synchronization
 ///
 /// - A waiting request that is cancelled, or whose deadline passes, leaves alone; the others wait on.
 /// - When the request that went out is cancelled, the ones waiting on it go out again themselves.
-/// - Requests with a body, streamed responses and other methods are never coalesced.
+/// - Requests with a body, streamed responses, other methods, and requests whose retry or
+///   redirect policy decides with a closure of its own (which cannot be compared) are never
+///   coalesced.
 struct CoalescingStage: PipelineStage {
     let flights = CoalescingTable()
 
@@ -20,7 +23,9 @@ struct CoalescingStage: PipelineStage {
     func applies(to context: RequestContext) -> Bool { !context.streamsResponse }
 
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
-        guard let key = CoalescingKey(request) else { return try await next(request) }
+        guard let key = CoalescingKey(request, retryPolicy: context.plan.retryPolicy, redirectPolicy: context.plan.redirectPolicy) else {
+            return try await next(request)
+        }
         while true {
             switch flights.join(key) {
             case .lead(let flight):
@@ -38,21 +43,31 @@ struct CoalescingStage: PipelineStage {
     }
 }
 
-/// What makes two requests the same for ``CoalescingStage``.
+/// What makes two requests the same for ``CoalescingStage``: what is sent, and every setting
+/// that changes how the one exchange ends for its caller (a waiting request gets that ending).
 struct CoalescingKey: Hashable, Sendable {
     let method: String
     let url: String
     let fields: [String]
     let maxResponseBodySize: Int
+    /// The per-attempt timeout: a request that would wait longer must not end with a shorter
+    /// one's `timedOut`.
+    let timeout: Duration
+    let retries: RetryPolicy.Comparable
+    let redirects: RedirectPolicy.Comparable
 
-    /// The key of `request`, or `nil` when it must go out on its own (a method other than GET or
-    /// HEAD, or a body).
-    init?(_ request: TransportRequest) {
-        guard request.method == .get || request.method == .head, request.body.isEmpty, request.upload == nil else { return nil }
+    /// The key of `request` under its policies, or `nil` when it must go out on its own (a method
+    /// other than GET or HEAD, a body, or a policy that decides with a closure).
+    init?(_ request: TransportRequest, retryPolicy: RetryPolicy, redirectPolicy: RedirectPolicy) {
+        guard request.method == .get || request.method == .head, request.body.isEmpty, request.upload == nil,
+              let retries = retryPolicy.comparable, let redirects = redirectPolicy.comparable else { return nil }
         method = request.method.rawValue
         url = request.url.absoluteString
         fields = request.headers.map { "\($0.name.lowercased()):\($0.value)" }
         maxResponseBodySize = request.maxResponseBodySize
+        timeout = request.timeout
+        self.retries = retries
+        self.redirects = redirects
     }
 }
 
