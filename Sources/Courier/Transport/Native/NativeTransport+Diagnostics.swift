@@ -27,9 +27,10 @@ extension NativeTransport {
     }
 
     /// The state of each pool that serves `url` (one per loop its origin uses), in order; empty
-    /// when there is none (yet) or the transport has shut down.
+    /// when there is none (yet) or the transport has shut down. The pools are found as a request
+    /// finds them: through the transport's proxy or Unix socket route for `url`, if any.
     func poolSnapshots(for url: URL) async -> [PoolSnapshot] {
-        guard let target = try? NativeRequestTarget(url: url) else { return [] }
+        guard let target = try? target(for: url) else { return [] }
         var snapshots: [PoolSnapshot] = []
         for pool in existingPools(for: target.key) {
             let snapshot = await withCheckedContinuation { continuation in
