@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP2", "CourierTestServer"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTestServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "CourierHTTP2", "CourierTestServer"]),
+        .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "CourierHTTP2", "CourierTestServer", "COpenSSL"]),
         .testTarget(name: "ChatCaveTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "ChatCave", "ChatCaveServer", "ChatCaveCLI", "CourierTestServer"]),
         .testTarget(name: "ChatCaveServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "ChatCaveServer", "CourierTestServer"]),
     ],

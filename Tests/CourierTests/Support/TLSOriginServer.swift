@@ -1,0 +1,84 @@
+import CourierTestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An in-process HTTPS origin for proxy tests: it listens on 127.0.0.1 (port 0), runs the
+/// server side of TLS with a test certificate (``ServerTLSContext``) and answers every `GET`
+/// with `200` and ``ProxyChaosOrigin/body(for:)`` of its path, keeping the connection open
+/// for more requests (HTTP/1.1 keep-alive), one thread per connection. It logs every request
+/// head it read, so that a test can check what reached the origin.
+final class TLSOriginServer: Sendable {
+    /// The port it accepts on.
+    let port: Int
+    private let listener: Int32
+    private let sockets = AcceptedSockets()
+    private let heads = Locked<[String]>([])
+
+    /// Starts listening; `tls` holds the certificate it serves.
+    init(tls: ServerTLSContext) throws {
+        let (listener, port) = try LoopbackPort.listening(backlog: 64)
+        self.listener = listener
+        self.port = port
+        let thread = Thread { [sockets, heads] in
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                sockets.add(client)
+                Thread {
+                    let stream = PeerStream(fd: client)
+                    defer {
+                        stream.release()
+                        sockets.close(client)
+                    }
+                    guard (try? stream.acceptTLS(tls)) != nil else { return }
+                    Self.serve(stream, heads: heads)
+                }.start()
+            }
+        }
+        thread.start()
+    }
+
+    deinit {
+        stop()
+        Glibc.close(listener)
+    }
+
+    /// Answers the requests of one connection until the client closes it.
+    private static func serve(_ stream: PeerStream, heads: Locked<[String]>) {
+        var pending: [UInt8] = []
+        while let head = stream.readHead(&pending) {
+            heads.withLock { $0.append(head) }
+            let target = head.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? "/"
+            let body = ProxyChaosOrigin.body(for: target)
+            guard stream.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\n\r\n"),
+                  stream.write(Array(body)) else { return }
+        }
+    }
+
+    /// The request heads it read so far, in order.
+    var requestHeads: [String] { heads.withLock { $0 } }
+
+    /// Stops accepting and shuts down every connection.
+    func stop() {
+        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        sockets.shutDownAll()
+    }
+}
+
+/// What the origins of the proxy chaos test answer (``TLSOriginServer``, and a `TestServer`
+/// route), so that a test can tell the origin's own answer from anything else.
+enum ProxyChaosOrigin {
+    /// The body for `path`: the path on a line, then 24–40 KB of text that depends on it (long
+    /// enough for a proxy to cut it in the middle, past a TLS handshake's bytes).
+    static func body(for path: String) -> Data {
+        let seed = path.utf8.reduce(0) { $0 &* 31 &+ Int($1) } & 0xFFFF
+        let line = "\(path) \(seed)\n"
+        let length = 24_000 + seed % 16_000
+        var text = ""
+        text.reserveCapacity(length + line.count)
+        while text.utf8.count < length { text += line }
+        return Data(text.utf8)
+    }
+}
