@@ -26,6 +26,25 @@ struct NativeTransportHandshakeTests {
         #expect(written < 32 << 20, "the peer wrote \(written) bytes before the client closed")
         #expect(open < .seconds(2), "the client kept the connection for \(open)")
     }
+
+    @Test("a peer that closes the connection as soon as it accepts it, during the handshake: tlsFailed every time, whether the client's read or its write meets the close first")
+    func closedDuringHandshake() async throws {
+        let peer = try ProxyChaosPeer(speaks: .http)  // closing at once, it speaks nothing
+        defer { peer.stop() }
+        await withLeakCheck { leaks in
+            leaks.watch(port: peer.port)
+            var configuration = NativeTransport.Configuration()
+            configuration.proxy = .none
+            let transport = leaks.native(configuration)
+            defer { transport.shutdown() }
+            for attempt in 0..<10 {
+                peer.plan(.closeAtOnce)
+                let url = URL(string: "https://127.0.0.1:\(peer.port)/\(attempt)")!
+                let error = await failure { () async throws(HTTPConnectionError) in try await fetch(transport, url) }
+                #expect(error == .tlsFailed, "attempt \(attempt): \(String(describing: error))")
+            }
+        }
+    }
 }
 
 /// A one-connection TCP server on 127.0.0.1 that writes garbage (no TLS record) as fast as the

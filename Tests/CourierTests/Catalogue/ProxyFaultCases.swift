@@ -8,8 +8,8 @@ import Testing
 /// Reliability catalogue, proxy faults: a proxy that refuses, answers `CONNECT` with 403, 407 or
 /// 502, closes mid-handshake, trickles, or sends bytes the origin never sent. Each ends in its
 /// own error with exactly one terminal callback, a connection that still serves (its follow-up
-/// `GET /echo` goes direct: only `https` goes through the proxy) and no leak. P1–P5 and P7 are
-/// native only; P6 and P8 also run on URLSession, which cannot send through a proxy on Linux
+/// `GET /echo` goes direct: only `https` goes through the proxy) and no leak. P1–P5, P7 and P10
+/// are native only; P6 and P8 also run on URLSession, which cannot send through a proxy on Linux
 /// (FoundationNetworking ignores `connectionProxyDictionary`) and must refuse with
 /// `unsupportedByTransport` rather than go direct. URLSession has no Unix socket routes (P7).
 /// P9 runs against real peers (squid's `https_port`, nginx with http2) and skips visibly
@@ -133,6 +133,32 @@ struct ProxyFaultCases {
                                         })
         #expect(outcome.error == .unixSocketNotFound, "\(outcome.result)")
         #expect(outcome.error?.detail?.contains("courier-missing-") == true)
+    }
+
+    @Test("P10 an https:// proxy that closes the connection during the TLS handshake with it: proxyTLSFailed naming the proxy, every time, for a forwarded and a tunnelled request")
+    func httpsProxyClosesDuringHandshake() async throws {
+        let peer = try ProxyChaosPeer(speaks: .http)
+        defer { peer.stop() }
+        await withLeakCheck { leaks in
+            leaks.watch(port: peer.port)
+            var configuration = NativeTransport.Configuration()
+            configuration.proxy = ProxyConfiguration(all: Proxy(.https, host: "127.0.0.1", port: peer.port,
+                                                                credentials: ProxyCredentials(username: "u", password: "secret-pw")))
+            let transport = leaks.native(configuration)
+            let connection = leaks.track(HTTPConnection(baseURL: URL(string: "http://127.0.0.1:9")!,
+                                                        configuration: .init(timeout: .seconds(10), transport: transport, cache: nil)))
+            for attempt in 0..<20 {
+                // The peer closes as soon as it accepts, without reading: the client's write or
+                // its read meets the close (a reset once the ClientHello is there).
+                peer.plan(.closeAtOnce)
+                let url = attempt % 2 == 0 ? "http://127.0.0.1:9/forwarded" : "https://127.0.0.1:9/tunnelled"
+                let error = await failure { () async throws(HTTPConnectionError) in try await connection.get(url) }
+                #expect(error == .proxyTLSFailed, "\(url), attempt \(attempt): \(String(describing: error))")
+                #expect(error?.detail?.contains("https://127.0.0.1:\(peer.port)") == true, "\(String(describing: error?.detail))")
+                #expect(error?.description.contains("secret-pw") == false)
+            }
+            #expect(peer.log.accepted == 20)
+        }
     }
 
     @Test("P9 the https:// proxy dies while an HTTP/2 body streams through its tunnel: the stream ends with connectionLost, the next request with proxyUnreachable; URLSession: unsupportedByTransport",

@@ -28,6 +28,16 @@ extension HTTP1ClientConnection {
         return NativeErrors.proxyTLS(error, proxy: name)
     }
 
+    /// The error for a socket that closed or broke (`error`) during a TLS handshake, whether a
+    /// read or a write met it first: ``HTTPConnectionError/tlsFailed`` for the origin's
+    /// handshake, ``HTTPConnectionError/proxyTLSFailed`` for a proxy's (the connection's
+    /// description names the proxy).
+    func handshakeBroke(_ error: (any Error)?, withProxy: Bool) -> HTTPConnectionError {
+        let broken = withProxy ? HTTPConnectionError.proxyTLSFailed : .tlsFailed
+        return broken.with(detail: "the connection to \(key) broke during the TLS handshake\(withProxy ? " with the proxy" : "")",
+                           underlying: error)
+    }
+
     /// Starts the TLS handshake on a connected socket (SNI, verification and ALPN per the context).
     private func startTLS(_ context: TLSContext, serverName: String, port: Int) {
         do {
@@ -55,9 +65,7 @@ extension HTTP1ClientConnection {
             do {
                 result = try socket.read(into: buffer)
             } catch {
-                let broken = handshakesWithProxy ? HTTPConnectionError.proxyTLSFailed : .tlsFailed
-                perform(machine.establishmentFailed(broken.with(
-                    detail: "the connection to \(key) broke during the TLS handshake", underlying: error)))
+                perform(machine.establishmentFailed(handshakeBroke(error, withProxy: handshakesWithProxy)))
                 return
             }
             switch result {

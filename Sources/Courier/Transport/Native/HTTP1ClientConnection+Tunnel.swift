@@ -89,16 +89,29 @@ extension HTTP1ClientConnection {
                 setInterest([.readable, .writable])
                 return
             case .success(.closed):
-                handleTunnel(self.tunnel?.peerClosed(nil) ?? .none)
+                tunnelBroke(nil)
                 return
             case .failure(let error):
-                handleTunnel(self.tunnel?.peerClosed(error) ?? .none)
+                tunnelBroke(error)
                 return
             }
         }
         self.tunnel?.pending = []
         written = 0
         setInterest(.readable)
+    }
+
+    /// The socket to the proxy closed or broke (`error`, when known) while tunnelling. During
+    /// the TLS handshake with an `https://` proxy that is the handshake failing
+    /// (``HTTPConnectionError/proxyTLSFailed``, as when the session itself sees the close);
+    /// after it, the proxy closed before the tunnel was open (the tunnel machine's error).
+    private func tunnelBroke(_ error: (any Error)?) {
+        if let proxyTLS, !proxyTLS.isHandshakeComplete {
+            tunnel = nil
+            perform(machine.establishmentFailed(handshakeBroke(error, withProxy: true)))
+            return
+        }
+        handleTunnel(tunnel?.peerClosed(error) ?? .none)
     }
 
     /// Reads the proxy's answer and hands it to the handshake.
@@ -111,7 +124,7 @@ extension HTTP1ClientConnection {
             do {
                 result = try socket.read(into: buffer)
             } catch {
-                handleTunnel(tunnel?.peerClosed(error) ?? .none)
+                tunnelBroke(error)
                 return
             }
             switch result {

@@ -134,10 +134,15 @@ extension HTTP1ClientConnection {
     }
 
     /// The peer stopped taking bytes (`EPIPE`, a reset). Whatever it answered before is still
-    /// read; without an answer the request failed.
+    /// read; without an answer the request failed. During the TLS handshake the handshake
+    /// failed, as when a read meets the close first (``handshakeBroke(_:withProxy:)``).
     func writeFailed(_ error: SocketError?) {
         cipherOut = []
         cipherOffset = 0
+        if case .handshaking = machine.state {
+            perform(machine.establishmentFailed(handshakeBroke(error, withProxy: handshakesWithProxy)))
+            return
+        }
         perform(machine.writeFailed(error))
     }
 
