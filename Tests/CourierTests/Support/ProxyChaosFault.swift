@@ -35,7 +35,7 @@ enum ProxyChaosFault: Hashable, Sendable, CustomStringConvertible {
     case socksTruncatedReply
     /// Sends a domain-name reply with 3 bytes more than its length byte says, in one write.
     case socksOverlongReply
-    /// Replies with address type 2, which RFC 1928 does not define.
+    /// Replies with address type 2, which RFC 1928 does not define (the reply's first 4 bytes).
     case socksUnknownAddressType
     /// Succeeds with a domain-name bound address (ATYP 3), then behaves.
     case socksDomainReply

@@ -112,10 +112,13 @@ final class ProxyChaosPeer: Sendable {
 extension ProxyChaosPeer {
     /// How the peer serves one accepted connection (shared by all connection threads).
     struct Connection: Sendable {
+        /// The protocol the peer speaks.
         let speaks: Speaks
+        /// The certificate of an `https://` proxy; `nil` for plain TCP.
         let tls: ServerTLSContext?
         /// `user:password` it accepts over RFC 1929, or `nil` to ask for none.
         let socksUser: String?
+        /// The peer's log, which every connection adds to.
         let state: Locked<Log>
 
         /// How many bytes of the origin's answer a cut or stalled relay passes on first.
@@ -281,7 +284,7 @@ extension ProxyChaosPeer {
                 stream.write([5, 0, 0, 3, 4] + Array("abcd".utf8) + portBytes + [1, 2, 3])
                 return awaitClose(stream)
             case .socksUnknownAddressType:
-                stream.write([5, 0, 0, 2, 127, 0, 0, 1] + portBytes)
+                stream.write([5, 0, 0, 2])  // no length follows from type 2: the client must stop here
                 return awaitClose(stream)
             case .closeMidReply:
                 stream.write([5, 0, 0])
