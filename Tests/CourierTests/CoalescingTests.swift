@@ -45,6 +45,28 @@ struct CoalescingTests {
         }
     }
 
+    /// Plays a case on one flight: `leader` (by default a plain `GET /slow/who`) reaches the server,
+    /// whose answer is held until the gate opens, then `count` plain GETs of the same path join it;
+    /// `play` gets the leader's task, the followers' tasks, the server and the gate.
+    func withHeldFlight(_ transport: TransportUnderTest, leader: HTTPRequest = HTTPRequest(.get, "/slow/who"), followers count: Int,
+                        _ play: (Task<HTTPResponse, any Error>, [Task<HTTPResponse, any Error>], TestServer, TestServer.Gate) async throws -> Void)
+        async throws {
+        let gate = TestServer.Gate()
+        let server = try Self.server(heldBy: gate)
+        defer { server.shutdown() }
+        try await withLeakCheck { (leaks) throws in
+            let started = StartedRequests()
+            let connection = connection(server, transport, leaks, started: started)
+            let first = Task { try await connection.send(leader) }
+            // Followers join once the leader is at the server (a loaded machine can take longer
+            // than any fixed pause to get it there), while its answer is held.
+            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
+            let followers = (0..<count).map { _ in Task { try await connection.send(HTTPRequest(.get, "/slow/who")) } }
+            #expect(await started.reach(count + 1))
+            try await play(first, followers, server, gate)
+        }
+    }
+
     @Test("1,000 identical concurrent GETs make one request to the server, and every caller gets its answer",
           arguments: TransportUnderTest.allCases)
     func thousandShareOne(transport: TransportUnderTest) async throws {
@@ -104,17 +126,7 @@ struct CoalescingTests {
     @Test("a waiting request that is cancelled ends cancelled alone; the others get the one response",
           arguments: TransportUnderTest.allCases)
     func cancelledFollowerLeavesAlone(transport: TransportUnderTest) async throws {
-        let gate = TestServer.Gate()
-        let server = try Self.server(heldBy: gate)
-        defer { server.shutdown() }
-        try await withLeakCheck { (leaks) throws in
-            let started = StartedRequests()
-            let connection = connection(server, transport, leaks, started: started)
-            let request = HTTPRequest(.get, "/slow/who")
-            let leader = Task { try await connection.send(request) }
-            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
-            let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
-            #expect(await started.reach(6))
+        try await withHeldFlight(transport, followers: 5) { leader, followers, server, gate throws in
             followers[0].cancel()
             await #expect(throws: HTTPConnectionError.cancelled) { try await followers[0].value }
             gate.open()
@@ -127,19 +139,7 @@ struct CoalescingTests {
     @Test("when the request that went out is cancelled, the ones waiting on it go out again and succeed",
           arguments: TransportUnderTest.allCases)
     func cancelledLeaderHandsOver(transport: TransportUnderTest) async throws {
-        let gate = TestServer.Gate()
-        let server = try Self.server(heldBy: gate)
-        defer { server.shutdown() }
-        try await withLeakCheck { (leaks) throws in
-            let started = StartedRequests()
-            let connection = connection(server, transport, leaks, started: started)
-            let request = HTTPRequest(.get, "/slow/who")
-            let leader = Task { try await connection.send(request) }
-            // Followers join once the leader is at the server (a loaded machine can take longer
-            // than any fixed pause to get it there), while its answer is held.
-            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
-            let followers = (0..<5).map { _ in Task { try await connection.send(request) } }
-            #expect(await started.reach(6))
+        try await withHeldFlight(transport, followers: 5) { leader, followers, server, gate throws in
             leader.cancel()
             await #expect(throws: HTTPConnectionError.cancelled) { try await leader.value }
             // One of the followers goes out again for everyone; it reaches the server before the
@@ -156,18 +156,9 @@ struct CoalescingTests {
     @Test("when the deadline or the timeout of the request that went out passes, the ones waiting on it, with time left, go out again and succeed",
           arguments: TransportUnderTest.allCases, ["deadline", "timeout"])
     func leaderOutOfTime(transport: TransportUnderTest, limit: String) async throws {
-        let gate = TestServer.Gate()
-        let server = try Self.server(heldBy: gate)
-        defer { server.shutdown() }
-        try await withLeakCheck { (leaks) throws in
-            let started = StartedRequests()
-            let connection = connection(server, transport, leaks, started: started)
-            var hurried = HTTPRequest(.get, "/slow/who")
-            if limit == "deadline" { hurried.deadline = .seconds(2) } else { hurried.timeout = .seconds(2) }
-            let leader = Task { try await connection.send(hurried) }
-            #expect(await eventually(timeout: .seconds(10)) { server.requestCount(path: "/slow/who") == 1 })
-            let followers = (0..<3).map { _ in Task { try await connection.send(HTTPRequest(.get, "/slow/who")) } }
-            #expect(await started.reach(4))
+        var hurried = HTTPRequest(.get, "/slow/who")
+        if limit == "deadline" { hurried.deadline = .seconds(2) } else { hurried.timeout = .seconds(2) }
+        try await withHeldFlight(transport, leader: hurried, followers: 3) { leader, followers, server, gate throws in
             do {
                 _ = try await leader.value
                 Issue.record("the held request succeeded")
