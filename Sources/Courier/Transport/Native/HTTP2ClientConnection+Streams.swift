@@ -149,7 +149,14 @@ extension HTTP2ClientConnection {
             endStream(id, with: .failure(Self.streamError(failure)))
             return
         }
-        // The server did not process it: it goes out again, on this or another connection.
+        // The server did not process it: it goes out again, on this or another connection, unless
+        // its body is a stream that was already read (a second stream would carry only HEADERS).
+        if let upload = stream.exchange.request.upload, upload.wasConsumed {
+            reportDrainingIfNeeded()
+            ended(stream, id, with: .failure(.bodyNotReplayable.with(
+                detail: "the server did not process the HTTP/2 stream (\(failure.code)), but its body stream was already read and cannot be sent again")))
+            return
+        }
         if let requestID = stream.exchange.poolID { streamOfRequest[requestID] = nil }
         uploading.remove(id)
         reportDrainingIfNeeded()
