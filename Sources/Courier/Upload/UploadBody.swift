@@ -36,6 +36,12 @@ public struct UploadBody: Sendable {
         return false
     }
 
+    /// The request carrying the body ended: a stream's producer stops at once (see
+    /// ``UploadStream/abandon()``); other bodies need nothing.
+    func abandon() {
+        if case .stream(let stream) = content { stream.abandon() }
+    }
+
     /// The file, when the body is exactly one whole file.
     var singleFile: (path: String, size: Int64)? {
         guard case .segments(let segments) = content, segments.count == 1, case .file(let path, let size) = segments[0] else { return nil }
@@ -71,9 +77,15 @@ enum UploadSegment: Sendable {
 
 /// A caller's asynchronous sequence of chunks, type-erased, that may be read once.
 final class UploadStream: Sendable {
+    private struct Reading {
+        var claimed = false
+        var abandoned = false
+        var buffer: UploadStreamBuffer?
+    }
+
     /// Iterates the caller's sequence into a buffer; runs in a task of its own.
     let produce: @Sendable (UploadStreamBuffer) async -> Void
-    private let claimed = Mutex(false)
+    private let reading = Mutex(Reading())
 
     init(produce: @escaping @Sendable (UploadStreamBuffer) async -> Void) {
         self.produce = produce
@@ -81,13 +93,36 @@ final class UploadStream: Sendable {
 
     /// Marks the stream as being read; `false` when it was claimed before (it cannot be read again).
     func claim() -> Bool {
-        claimed.withLock { taken in
-            if taken { return false }
-            taken = true
+        reading.withLock { reading in
+            if reading.claimed { return false }
+            reading.claimed = true
             return true
         }
     }
 
     /// Whether a transport began reading it.
-    var wasClaimed: Bool { claimed.withLock { $0 } }
+    var wasClaimed: Bool { reading.withLock { $0.claimed } }
+
+    /// Records the buffer the stream is read into, so that ``abandon()`` can stop its producer;
+    /// `false` when the request already ended (the producer must not start then).
+    func attach(_ buffer: UploadStreamBuffer) -> Bool {
+        reading.withLock { reading in
+            if reading.abandoned { return false }
+            reading.buffer = buffer
+            return true
+        }
+    }
+
+    /// The request ended (cancelled, or past its deadline): stops the producer at once, from the
+    /// thread that ended it, before its callback runs and before the transport's loop hears of
+    /// the end; the caller's sequence is asked for nothing more (but a chunk the producer
+    /// already asked for). A later ``attach(_:)`` fails.
+    func abandon() {
+        let buffer = reading.withLock { reading -> UploadStreamBuffer? in
+            reading.abandoned = true
+            defer { reading.buffer = nil }
+            return reading.buffer
+        }
+        buffer?.stop()
+    }
 }

@@ -166,7 +166,13 @@ public final class NativeTransport: Transport {
         let (handle, exchange, ticket) = try prepareExchange(request, target: target, observer: observer, stream: stream)
         let pool = handle.pool
         let loop = pool.loop
-        let cancel: @Sendable () -> Void = { loop.execute { exchange.value.cancel() } }
+        // The request ended: a stream body's producer stops here and now, before the request's
+        // callback runs (the loop, which stops the upload too, may be busy a while).
+        let upload = request.upload
+        let cancel: @Sendable () -> Void = {
+            upload?.abandon()
+            loop.execute { exchange.value.cancel() }
+        }
         let outcome = await RequestInterruption.wait(interruption, { await run(exchange, in: pool, interruption: interruption) },
                                                      stop: cancel)
         // The pool counted the request. A streamed response stays counted until its exchange

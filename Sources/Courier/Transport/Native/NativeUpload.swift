@@ -174,6 +174,7 @@ final class NativeUpload {
                 return .failed(.bodyNotReplayable.with(detail: "the body stream was already sent once and cannot be read again"))
             }
             let buffer = UploadStreamBuffer(limit: Self.streamBufferLimit, waker: wake)
+            guard stream.attach(buffer) else { return .failed(.cancelled.with(detail: "the request ended before its body stream was read")) }
             self.buffer = buffer
             producer = Task { await stream.produce(buffer) }
         }
