@@ -121,7 +121,8 @@ final class UploadChaosHTTP2Peer: Sendable {
                 streams[id]!.body.append(contentsOf: data)
                 if case .slowRead = streams[id]!.fault {
                     streams[id]!.owed += data.count
-                } else if case .stall = streams[id]!.fault {
+                } else if case .stall(let at) = streams[id]!.fault, streams[id]!.body.count >= at {
+                    // Stalled: the window it has is all the client may send.
                 } else if !data.isEmpty, !endStream {
                     connection.send(.windowUpdate(streamID: id, increment: UInt32(data.count)))
                 }

@@ -18,10 +18,10 @@ struct UploadChaosTests {
     /// stream's window allowed (HTTP/2), besides one chunk of the caller's: the stream's buffer,
     /// the chunk being written, and on HTTP/2 the body waiting in the machine for window
     /// (``HTTP2ClientConnection/bufferedBodyLimit``, which one more chunk may pass). On HTTP/1.1
-    /// the server's own read buffer (64 KiB) is not counted as received, and up to 828 KiB was
-    /// seen against 576 KiB accounted for: the bound is 1 MiB there, still far below a body read
-    /// whole.
-    static func aheadBound(http2: Bool) -> Int { http2 ? 65_535 + 4 * (256 << 10) + (16 << 10) : 1 << 20 }
+    /// the server's own read buffer (64 KiB) does not count as received.
+    static func aheadBound(http2: Bool) -> Int {
+        (http2 ? 65_535 + 4 * (256 << 10) : 2 * (256 << 10) + (64 << 10)) + (16 << 10)
+    }
 
     @Test("HTTP/1.1, 8 random conversations of 10 uploads on 3 pooled connections: each ends once as the server's treatment says; a success carries the digest of the body sent; a stream is sent once, never read after its end, nor far ahead of the socket; nothing leaks")
     func http1() async throws {
