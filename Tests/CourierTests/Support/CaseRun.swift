@@ -59,12 +59,14 @@ struct CaseContext {
 ///   - configure: adjusts the connection's configuration (retry policy, deadline…).
 ///   - prepare: runs on the connection before the requests start (authenticators, priming requests…).
 ///   - during: runs once every request has started (cancels, rotations…).
+///   - ended: runs with a request's index as its terminal closure runs.
 /// - Returns: each request's outcome, in order.
 func runCase(_ transport: TransportUnderTest, on server: some CaseServer, _ requests: [HTTPRequest],
              timeout: Duration? = .seconds(10),
              configure: (inout HTTPConnection.Configuration) -> Void = { _ in },
              prepare: (HTTPConnection) async throws -> Void = { _ in },
              during: (CaseContext, [RequestID]) async throws -> Void = { _, _ in },
+             ended: @escaping @Sendable (Int) -> Void = { _ in },
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> [CaseOutcome] {
     try await withLeakCheck(sourceLocation: sourceLocation) { leaks in
         let connection = leaks.connection(server, transport, timeout: timeout, configure: configure)
@@ -75,6 +77,7 @@ func runCase(_ transport: TransportUnderTest, on server: some CaseServer, _ requ
         var ids: [RequestID] = []
         for (index, request) in requests.enumerated() {
             let record: @Sendable (Result<HTTPResponse, HTTPConnectionError>) -> Void = { result in
+                ended(index)
                 results.withLock { $0[index, default: []].append(result) }
             }
             ids.append(connection.start(request, onDidStart: recorder.onDidStart, onSuccess: { response in

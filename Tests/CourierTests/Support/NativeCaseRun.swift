@@ -8,11 +8,13 @@ import Testing
 /// leaked, the transport included).
 /// - Parameters:
 ///   - during: runs once every request has started, with the connection and the requests' ids.
+///   - ended: runs with a request's index as its terminal closure runs.
 /// - Returns: each request's outcome, in order.
 func runNativeCase(_ requests: [HTTPRequest], on server: some CaseServer, configuration: NativeTransport.Configuration,
                    timeout: Duration = .seconds(10),
                    prepare: (HTTPConnection) async throws -> Void = { _ in },
                    during: (HTTPConnection, [RequestID]) async throws -> Void = { _, _ in },
+                   ended: @escaping @Sendable (Int) -> Void = { _ in },
                    sourceLocation: SourceLocation = #_sourceLocation) async throws -> [CaseOutcome] {
     let made = WeakReference<NativeTransport>()
     return try await runCase(.native, on: server, requests, timeout: timeout,
@@ -26,7 +28,7 @@ func runNativeCase(_ requests: [HTTPRequest], on server: some CaseServer, config
                                  if let transport = made.value { context.leaks.track(transport) }
                                  try await during(context.connection, ids)
                              },
-                             sourceLocation: sourceLocation)
+                             ended: ended, sourceLocation: sourceLocation)
 }
 
 /// Runs `requests` against an ``HTTP2ScriptedPeer`` running `script` on each connection, through

@@ -53,12 +53,9 @@ struct UploadChaosTests {
         let context = "\(urlSession ? "URLSession" : "HTTP/1.1") conversation \(conversation), \(SeededRandom(seed: seed).replayHint)"
         let peer = try UploadChaosHTTP1Peer(uploads)
         defer { peer.close() }
-        let results = try await UploadChaosRun.run(uploads, baseURL: peer.baseURL, port: peer.port, context) { leaks in
-            if urlSession { return leaks.transport(.urlSession) }
-            var configuration = NativeTransport.Configuration(maxConnectionsPerHost: 3)
-            configuration.proxy = .none
-            return leaks.native(configuration)
-        }
+        var configuration = NativeTransport.Configuration(maxConnectionsPerHost: 3)
+        configuration.proxy = .none
+        let results = try await UploadChaosRun.run(uploads, on: peer, native: urlSession ? nil : configuration)
         for (upload, result) in zip(uploads, results) {
             let visits = peer.visits(upload.path)
             let history = "\(upload): the server saw \(visits), the client \(result), the source was read \(upload.log.iterations) times, \(upload.log.yielded) octets, \(upload.log.readsAfterEnd) reads after the end; \(context)"
@@ -79,9 +76,7 @@ struct UploadChaosTests {
         let server = UploadChaosHTTP2Peer(uploads, seed: random.next())
         let peer = try HTTP2ScriptedPeer(script: server.script)
         defer { peer.close() }
-        let results = try await UploadChaosRun.run(uploads, baseURL: peer.baseURL, port: peer.port, context) { leaks in
-            leaks.native(NativeTransport.Configuration().speakingH2C())
-        }
+        let results = try await UploadChaosRun.run(uploads, on: peer, native: NativeTransport.Configuration().speakingH2C())
         let dropped = uploads.contains { server.visits($0.path).contains { $0.treatment == .lost } }
         for (upload, result) in zip(uploads, results) {
             let visits = server.visits(upload.path)
