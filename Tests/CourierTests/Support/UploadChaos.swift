@@ -135,12 +135,12 @@ enum UploadChaos {
     /// `urlSession` keeps to what libcurl can be judged on.
     static func plan(_ random: inout SeededRandom, conversation: Int, index: Int, http2: Bool, urlSession: Bool = false) -> Upload {
         func below(_ bound: Int) -> Int { bound <= 0 ? 0 : Int(random.next() % UInt64(bound)) }
-        let size = switch below(8) {
+        var size = switch below(8) {
         case 0: below(2) == 0 ? 0 : below(1_000)
         case 1, 2, 3: below(256 << 10)
         default: below(maxSize)
         }
-        let source: Source = switch below(5) {
+        var source: Source = switch below(5) {
         case 0: .data
         case 1: .file
         default: .stream(knownLength: below(2) == 0, largestChunk: size < 4_000 ? 1 : [4_000, 64 << 10, 600 << 10][below(3)])
@@ -157,6 +157,19 @@ enum UploadChaos {
         default: http2 ? .goAway(at: at) : .slowRead(pauseAt: at)
         }
         if urlSession, case .stall = fault { fault = .store }  // libcurl's timeouts are its own
+        if case .stream(let known, let largest) = source, !urlSession {
+            // A stream the server holds back is long, and held back early: far more than the
+            // client may read ahead remains (on HTTP/1.1 more than the sockets' buffers hold too).
+            switch fault {
+            case .slowRead, .stall:
+                size = http2 ? maxSize : StreamingChaos.maxSize - below(1 << 20)
+                source = .stream(knownLength: known, largestChunk: max(largest, 4_000))
+                let at = below(size / 8)
+                fault = if case .stall = fault { .stall(at: at) } else { .slowRead(pauseAt: at) }
+            default:
+                break
+            }
+        }
         let cancelAfter: Duration? = below(10) == 0 ? .milliseconds(below(30)) : nil
         return Upload(index: conversation * 16 + index, path: "/up/c\(conversation)/u\(index)", method: below(2) == 0 ? .post : .put,
                       size: size, source: source, expectsContinue: below(4) == 0, fault: fault, cancelAfter: cancelAfter)
@@ -181,6 +194,25 @@ final class SourceLog: Sendable {
     var yielded: Int { state.withLock { $0.yielded } }
     /// The `next()` calls that began after ``requestEnded()``.
     var readsAfterEnd: Int { state.withLock { $0.readsAfterEnd } }
+
+    /// Blocks the calling thread (a server's, holding back) until the source stops yielding:
+    /// unchanged for 60 ms, after at least 100 ms and at most 2 s. A client that keeps reading
+    /// ahead is seen far ahead then, however slowly it reads.
+    func settle() {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var last = yielded
+        var since = start
+        while clock.now < start + .seconds(2) {
+            usleep(5_000)
+            let now = yielded
+            if now != last {
+                (last, since) = (now, clock.now)
+            } else if clock.now >= since + .milliseconds(60), clock.now >= start + .milliseconds(100) {
+                return
+            }
+        }
+    }
 
     /// The request's terminal callback ran.
     func requestEnded() { state.withLock { $0.ended = true } }

@@ -126,7 +126,7 @@ final class UploadChaosHTTP1Peer: Sendable {
                     guard framing.read(&reader, upTo: slow ? body.count + (16 << 10) : .max, into: &body) else { log(update); return }
                     if let at = pauseAt, body.count >= at {
                         pauseAt = nil
-                        let ahead = holdStill(upload, received: body.count, for: .milliseconds(150), socket: fd)
+                        let ahead = holdStill(upload, received: body.count, socket: fd)
                         log { $0.ahead = ahead }
                     } else if slow {
                         usleep(500)
@@ -156,34 +156,25 @@ final class UploadChaosHTTP1Peer: Sendable {
                 _ = framing.read(&reader, upTo: at, into: &body)
                 log(update)
                 // Read nothing more until the client gives up and closes (or 10 s).
-                let ahead = holdStill(upload, received: body.count, for: .seconds(10), socket: fd, untilClosed: true)
+                let ahead = holdStill(upload, received: body.count, socket: fd, untilClosed: true)
                 log { $0.ahead = ahead }
                 return
             }
         }
     }
 
-    /// Holds still for `duration` (or, `untilClosed`, until the client closes), then tells how far
-    /// the client read the upload's body source beyond what is in the kernel's hands: the
-    /// `received` octets, those waiting unread in `socket` and those in the client's send queue.
-    /// A stall is measured after 150 ms, when the client's writes must have stopped.
-    private func holdStill(_ upload: UploadChaos.Upload, received: Int, for duration: Duration, socket fd: Int32,
-                           untilClosed: Bool = false) -> Int {
-        let clock = ContinuousClock()
-        let start = clock.now
-        var ahead: Int?
-        while clock.now < start + duration {
-            if ahead == nil, clock.now >= start + .milliseconds(150) {
-                ahead = upload.log.yielded - received - KernelQueues.held(by: fd)
-            }
-            if untilClosed {
-                var poller = pollfd(fd: fd, events: 0x2000, revents: 0)  // POLLRDHUP: the client closed
-                if poll(&poller, 1, 10) != 0 { break }
-            } else {
-                usleep(5_000)
-            }
+    /// Holds still until the client stops reading the upload's body source (and, `untilClosed`,
+    /// until the client closes, at most 10 s), and tells how far the client read the source
+    /// beyond what is in the kernel's hands: the `received` octets, those waiting unread in
+    /// `socket` and those in the client's send queue.
+    private func holdStill(_ upload: UploadChaos.Upload, received: Int, socket fd: Int32, untilClosed: Bool = false) -> Int {
+        upload.log.settle()
+        let ahead = upload.log.yielded - received - KernelQueues.held(by: fd)
+        if untilClosed {
+            var poller = pollfd(fd: fd, events: 0x2000, revents: 0)  // POLLRDHUP: the client closed
+            _ = poll(&poller, 1, 10_000)
         }
-        return ahead ?? upload.log.yielded - received - KernelQueues.held(by: fd)
+        return ahead
     }
 
     private func send(_ fd: Int32, status: Int, body: String, closing: Bool) {

@@ -163,7 +163,7 @@ final class UploadChaosHTTP2Peer: Sendable {
                 streams[id]!.held = true
                 // Hold still a while: the client may not read its body source far past the window.
                 streams[id]!.paused = true
-                Thread.sleep(forTimeInterval: 0.15)
+                upload.log.settle()
                 let ahead = upload.log.yielded - received
                 update(stream.path, stream.visit) { $0.ahead = ahead }
                 streams[id]!.paused = false
@@ -192,7 +192,7 @@ final class UploadChaosHTTP2Peer: Sendable {
             if !ended {
                 // The window the client still has is all it sends: wait until it stops, then measure
                 // (what is still in the socket is within the stream's window).
-                Thread.sleep(forTimeInterval: 0.15)
+                upload.log.settle()
                 let ahead = upload.log.yielded - received
                 update(stream.path, stream.visit) { $0.ahead = ahead }
             }
