@@ -170,6 +170,13 @@ enum UploadChaos {
                 break
             }
         }
+        if case .early(let status, _, let closes) = fault, !http2, !urlSession {
+            // An early answer on HTTP/1.1 comes while the body is still going out only when more
+            // of it remains than the sockets' buffers take.
+            size = StreamingChaos.maxSize - below(1 << 20)
+            fault = .early(status: status, at: below(size / 8), thenCloses: closes)
+            if case .stream(let known, let largest) = source { source = .stream(knownLength: known, largestChunk: max(largest, 4_000)) }
+        }
         let cancelAfter: Duration? = below(10) == 0 ? .milliseconds(below(30)) : nil
         return Upload(index: conversation * 16 + index, path: "/up/c\(conversation)/u\(index)", method: below(2) == 0 ? .post : .put,
                       size: size, source: source, expectsContinue: below(4) == 0, fault: fault, cancelAfter: cancelAfter)

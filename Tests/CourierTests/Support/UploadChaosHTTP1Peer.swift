@@ -140,6 +140,8 @@ final class UploadChaosHTTP1Peer: Sendable {
                 log { update(&$0); $0.answered = upload.earlyAnswer }
                 send(fd, status: status, body: upload.earlyAnswer, closing: true)
                 if !closes {
+                    // The client reads the answer while its body is still going out, then the rest drains.
+                    usleep(20_000)
                     var rest = Data()
                     _ = framing.read(&reader, upTo: .max, into: &rest)
                 }
