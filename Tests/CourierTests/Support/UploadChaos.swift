@@ -157,6 +157,10 @@ enum UploadChaos {
         default: http2 ? .goAway(at: at) : .slowRead(pauseAt: at)
         }
         if urlSession, case .stall = fault { fault = .store }  // libcurl's timeouts are its own
+        // FoundationNetworking crashes the process when a file upload's transfer ends before the
+        // file was read to its end (`_BodyFileSource` unpauses a finished curl handle: a `try!` on
+        // error 43), so a file goes to URLSession only for a server that reads it all.
+        if urlSession, source == .file, fault.at != nil { fault = .store }
         if case .stream(let known, let largest) = source, !urlSession {
             // A stream the server holds back is long, and held back early: far more than the
             // client may read ahead remains (on HTTP/1.1 more than the sockets' buffers hold too).

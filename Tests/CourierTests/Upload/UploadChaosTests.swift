@@ -23,18 +23,18 @@ struct UploadChaosTests {
         (http2 ? 65_535 + 4 * (256 << 10) : 2 * (256 << 10) + (64 << 10)) + (16 << 10)
     }
 
-    @Test("HTTP/1.1, 8 random conversations of 10 uploads on 3 pooled connections: each ends once as the server's treatment says; a success carries the digest of the body sent; a stream is sent once, never read after its end, nor far ahead of the socket; nothing leaks")
+    @Test("HTTP/1.1, 6 random conversations of 10 uploads on 3 pooled connections: each ends once as the server's treatment says; a success carries the digest of the body sent; a stream is sent once, never read after its end, nor far ahead of the socket; nothing leaks")
     func http1() async throws {
         let seed = SeededRandom.seed(default: 0x5EED_0005_0201)
-        for conversation in 0..<8 {
+        for conversation in 0..<6 {
             try await playHTTP1(seed: seed, conversation: conversation, urlSession: false)
         }
     }
 
-    @Test("HTTP/2, 8 random conversations of 10 uploads: each ends once as the peer's treatment says; an early answer stands, RST_STREAM(NO_ERROR) after it or not; a refused file or data body goes again, a refused stream ends with bodyNotReplayable; a stream is read within its window; nothing leaks")
+    @Test("HTTP/2, 6 random conversations of 10 uploads: each ends once as the peer's treatment says; an early answer stands, RST_STREAM(NO_ERROR) after it or not; a refused file or data body goes again, a refused stream ends with bodyNotReplayable; a stream is read within its window; nothing leaks")
     func http2() async throws {
         let seed = SeededRandom.seed(default: 0x5EED_0005_0202)
-        for conversation in 0..<8 {
+        for conversation in 0..<6 {
             try await playHTTP2(seed: seed, conversation: conversation)
         }
     }
