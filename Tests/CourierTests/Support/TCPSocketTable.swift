@@ -31,6 +31,40 @@ enum TCPSocketTable {
         return reached ?? false
     }
 
+    /// The bytes the kernel holds in the connected sockets of `port`, at either end (its
+    /// `tx_queue`, written and not yet acknowledged, plus its `rx_queue`, received and not yet
+    /// read); `nil` when the tables cannot be read. What one end wrote and the other has not
+    /// read is all in there, however far the kernel grew the buffers.
+    static func queuedBytes(port: Int) async -> Int? {
+        try? await blocking { queued(port: port) }
+    }
+
+    private static func queued(port: Int) -> Int? {
+        var total = 0
+        var readAny = false
+        for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+            guard let data = FileHandle(forReadingAtPath: table)?.readDataToEndOfFile() else { continue }
+            readAny = true
+            let bytes = [UInt8](data)
+            var lineStart = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count  // skip the header
+            while lineStart < bytes.count {
+                let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+                let columns = bytes[lineStart..<lineEnd].split(separator: UInt8(ascii: " "), maxSplits: 10)
+                lineStart = lineEnd + 1
+                // local address, remote address, state (0A: listening; a connection one end has
+                // closed still holds what the other has not read), tx_queue:rx_queue
+                guard columns.count > 4, !columns[3].elementsEqual("0A".utf8) else { continue }
+                let onPort = [columns[1], columns[2]].contains { address in
+                    address.lastIndex(of: UInt8(ascii: ":")).flatMap { Int(String(decoding: address[($0 + 1)...], as: UTF8.self), radix: 16) } == port
+                }
+                guard onPort else { continue }
+                let queues = columns[4].split(separator: UInt8(ascii: ":"))
+                for queue in queues { total += Int(String(decoding: queue, as: UTF8.self), radix: 16) ?? 0 }
+            }
+        }
+        return readAny ? total : nil
+    }
+
     private static func aimedAt(port: Int) -> Int {
         guard let inodes = inodes(remotePort: port),
               let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
