@@ -28,7 +28,7 @@ struct ProxyChaosTests {
     }
 
     /// How long a connection (tunnel, TLS to the origin) may take: what ends a stalled proxy.
-    static let connectTimeout: Duration = ProcessInfo.processInfo.environment["COURIER_TSAN"] == nil ? .seconds(1) : .seconds(3)
+    static let connectTimeout: Duration = .seconds(3)
 
     @Test("30 random conversations of 10 requests through a proxy that misbehaves at a chosen step (CONNECT, forwarding, https://, SOCKS5 with and without a password): each request ends once, with the origin's own body or the error its fault calls for; a kept tunnel is reused, one closed while idle replaced; credentials go only where they belong; nothing leaks")
     func randomFaults() async throws {
@@ -147,7 +147,10 @@ struct ProxyChaosTests {
                     #expect(response.body == body, "a body that is not the origin's: \(said)")
                 }
                 if cancelAtStall {
-                    #expect(outcome.error == .cancelled, "\(said)")
+                    // A handshake's stall is also ended by the connect timeout: on a loaded machine
+                    // that can come before the cancel does.
+                    let timeoutMayWin = expected == .error(.timedOut) && outcome.error == .timedOut
+                    #expect(outcome.error == .cancelled || timeoutMayWin, "\(said)")
                 } else if !(cancelAtRandom && outcome.error == .cancelled) {
                     switch expected {
                     case .body: #expect(outcome.response?.status.code == 200, "\(said)")
