@@ -8,8 +8,9 @@ import Foundation
 /// By default only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS, TRACE) are retried;
 /// ``allowingNonIdempotentMethods()`` opts a policy in to the others. A failure is retryable when
 /// the connection was lost before a response, a pooled connection was stale, the connect failed,
-/// or the status is 408, 429, 500, 502, 503 or 504. Cancellation, certificate failures and other
-/// 4xx statuses are never retried. A `Retry-After` header (seconds or an HTTP date) replaces the
+/// or the status is 408, 429, 500, 502, 503 or 504. Cancellation, certificate failures, a TLS
+/// handshake that failed or that the peer broke off (``HTTPConnectionError/tlsFailed``,
+/// ``HTTPConnectionError/proxyTLSFailed``) and other 4xx statuses are never retried. A `Retry-After` header (seconds or an HTTP date) replaces the
 /// backoff delay up to ``retryAfterCap``; a server asking for longer gets no retry: the request
 /// ends with that response (as ``HTTPConnectionError/unacceptableStatus(_:)`` under the default
 /// validation), never a request that sleeps for a day nor one that asks again too early. The
@@ -66,21 +67,23 @@ public struct RetryPolicy: Sendable {
         return .seconds(10)
     }
 
-    /// What decides this policy, as a value two policies can be compared by.
+    /// What decides how this policy retries a GET or HEAD, as a value two policies can be
+    /// compared by (request coalescing shares an exchange only under equal ones).
     struct Comparable: Hashable, Sendable {
-        /// The most attempts (1 for ``RetryPolicy/never``), the backoff's base and cap.
+        /// The most attempts (1 for ``RetryPolicy/never``), the backoff's base and cap (zero when
+        /// there is no second attempt).
         let maxAttempts: Int, base: Duration, cap: Duration
-        let retriesNonIdempotentMethods: Bool
     }
 
     /// This policy as a ``Comparable``; `nil` for a ``custom(_:)`` policy, whose closure cannot
-    /// be compared.
+    /// be compared. A backoff of one attempt is ``never``; whether non-idempotent methods are
+    /// retried does not count (GET and HEAD are idempotent).
     var comparable: Comparable? {
         switch strategy {
-        case .never:
-            return Comparable(maxAttempts: 1, base: .zero, cap: .zero, retriesNonIdempotentMethods: retriesNonIdempotentMethods)
-        case .exponentialBackoff(let maxAttempts, let base, let cap):
-            return Comparable(maxAttempts: maxAttempts, base: base, cap: cap, retriesNonIdempotentMethods: retriesNonIdempotentMethods)
+        case .exponentialBackoff(let maxAttempts, let base, let cap) where maxAttempts > 1:
+            return Comparable(maxAttempts: maxAttempts, base: base, cap: cap)
+        case .never, .exponentialBackoff:
+            return Comparable(maxAttempts: 1, base: .zero, cap: .zero)
         case .custom:
             return nil
         }

@@ -1,4 +1,5 @@
 @testable import Courier
+import CourierTestServer
 import Foundation
 import Synchronization
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// Changes to one ``HTTPCache`` from two threads at once, as two connections sharing a cache make
 /// them: a store reads a URL's variants and writes them back with its own, so an invalidation
 /// that lands in between must not be undone.
-@Suite("HTTP cache: changes from two threads at once")
+@Suite("HTTP cache: changes from two threads at once", .ownThread, .serialized)
 struct CacheConcurrentChangeTests {
     static let url = URL(string: "http://cache.test/a")!
 

@@ -9,7 +9,7 @@ struct CoalescingTableTests {
     static let request = TransportRequest(method: .get, url: URL(string: "http://example.test/a")!)
     static let response = HTTPResponse(status: .init(code: 200), url: URL(string: "http://example.test/a")!)
 
-    /// The key of `request` under the given policies (by default, the connection defaults).
+    /// The key of `request` under the given policies (by default, exponential backoff and following redirects).
     static func key(_ request: TransportRequest, retry: RetryPolicy = .exponentialBackoff(),
                     redirect: RedirectPolicy = .follow) -> CoalescingKey? {
         CoalescingKey(request, retryPolicy: retry, redirectPolicy: redirect)
@@ -103,6 +103,8 @@ struct CoalescingTableTests {
         #expect(Self.key(Self.request, retry: .never) != Self.key(Self.request))
         #expect(Self.key(Self.request, retry: .exponentialBackoff(maxAttempts: 5)) != Self.key(Self.request))
         #expect(Self.key(Self.request, retry: .exponentialBackoff(maxAttempts: 3)) == Self.key(Self.request))
+        #expect(Self.key(Self.request, retry: .exponentialBackoff(maxAttempts: 1)) == Self.key(Self.request, retry: .never))
+        #expect(Self.key(Self.request, retry: .exponentialBackoff().allowingNonIdempotentMethods()) == Self.key(Self.request))
         #expect(Self.key(Self.request, redirect: .doNotFollow) != Self.key(Self.request))
         #expect(Self.key(Self.request, retry: .custom { _ in .doNotRetry }) == nil)
         #expect(Self.key(Self.request, redirect: .sameOriginOnly) == nil)

@@ -157,7 +157,7 @@ struct CoalescingTests {
           arguments: TransportUnderTest.allCases, ["deadline", "timeout"])
     func leaderOutOfTime(transport: TransportUnderTest, limit: String) async throws {
         var hurried = HTTPRequest(.get, "/slow/who")
-        if limit == "deadline" { hurried.deadline = .seconds(2) } else { hurried.timeout = .seconds(2) }
+        if limit == "deadline" { hurried.deadline = .seconds(4) } else { hurried.timeout = .seconds(4) }
         try await withHeldFlight(transport, leader: hurried, followers: 3) { leader, followers, server, gate throws in
             do {
                 _ = try await leader.value
@@ -174,6 +174,7 @@ struct CoalescingTests {
                 let result = await follower.result
                 #expect((try? result.get())?.status.code == 200, "a follower got \(result), the first request's ending")
             }
+            #expect(server.requestCount(path: "/slow/who") == 2)
         }
     }
 

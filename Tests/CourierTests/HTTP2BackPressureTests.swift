@@ -115,11 +115,6 @@ struct HTTP2BackPressureTests {
             #expect(!response.body.buffer.producerMayGoOn, "the reader's buffer is full: its stream is paused")
             let paused = log.withLock { $0 }
             #expect(paused.whilePaused.isEmpty, "WINDOW_UPDATE \(paused.whilePaused) for a reader holding a full buffer")
-            // What the peer may send, past what the reader took, stays within the documented
-            // bound: the reader's buffer plus one stream window.
-            let sent = 512 << 10
-            let windowLeft = Self.streamWindow - sent + paused.whilePaused.reduce(0, +)
-            #expect(sent + windowLeft - reader.received.count <= Self.buffered + Self.streamWindow)
             try await reader.take(upTo: 384 << 10)
             steps.testFinished(3)
             #expect(await steps.testWaits(for: 4))

@@ -127,8 +127,9 @@ struct RetryConversationTests {
                 let policy = Policy(maxAttempts: random.next() % 4 == 0 ? nil : 1 + Int(random.next() % 4), nonIdempotent: random.next() % 3 == 0)
                 var plan = (0..<Int(random.next() % 5)).map { _ in Self.draw(&random, drops: transport == .native) }
                 var deadline: Duration? = random.next() % 4 == 0 ? .milliseconds(10 + Int(random.next() % 40)) : nil
-                if index == 0 {  // one request a conversation whose answer outlasts its deadline
-                    plan = [.slow(milliseconds: 80)]
+                if index == 1 { plan = [.slow(milliseconds: 300)] }
+                if index == 0 {  // one request a conversation whose answer outlasts its deadline by far
+                    plan = [.slow(milliseconds: 300)]
                     deadline = .milliseconds(20)
                 }
                 var request = HTTPRequest(method, path, body: method == .get || method == .delete ? .none : .data(Data(path.utf8)))
@@ -138,7 +139,8 @@ struct RetryConversationTests {
                 cases.append((path, method, policy, plan, deadline))
             }
             plans.withLock { for item in cases { $0[item.path] = item.plan } }
-            let cancelled = Set((0..<12).filter { _ in random.next() % 10 == 0 })
+            // Request 1 is always cancelled, while its slow answer is on its way.
+            let cancelled = Set((0..<12).filter { random.next() % 10 == 0 || $0 == 1 })
             let cancelAfter = Duration.milliseconds(Int(random.next() % 20))
             let outcomes = try await runCase(transport, on: server, requests, during: { caseContext, ids in
                 try await Task.sleep(for: cancelAfter)
@@ -161,7 +163,8 @@ struct RetryConversationTests {
                 let slowest = item.plan.prefix(attempts).reduce(Duration.zero) { total, answer in
                     if case .slow(let milliseconds) = answer { total + .milliseconds(milliseconds) } else { total }
                 }
-                if let deadline = item.deadline, slowest > deadline + .milliseconds(5) {
+                // (By 50 ms at least: the deadline's timer must beat the answer on a loaded machine.)
+                if let deadline = item.deadline, slowest > deadline + .milliseconds(50) {
                     met.forced += 1
                     #expect(outcome.error == .deadlineExceeded, "the deadline passed during a slow answer: \(history)")
                 }

@@ -41,7 +41,6 @@ struct DiskCacheStore: Sendable {
         var data = json
         data.append(contentsOf: Array("\n".utf8) + Array(Digest.hex(Digest.sha256(json)).utf8))
         try? directory.write(data, to: fileName(for: key))
-        trim()
     }
 
     func remove(_ key: String) {
@@ -81,8 +80,9 @@ struct DiskCacheStore: Sendable {
         }
     }
 
-    /// Deletes the oldest files until the directory fits its capacity.
-    private func trim() {
+    /// Deletes the oldest files until the directory fits its capacity (called after ``set(_:for:)``,
+    /// apart from it, so that a caller need not hold its own locks across the directory scan).
+    func trim() {
         var files = entries()
         var total = files.reduce(0) { $0 + $1.size }
         guard total > capacity else { return }

@@ -76,7 +76,9 @@ public final class HTTPCache: Sendable {
     /// found on disk into memory. Without it, a change could write back variants that another
     /// change dropped in between (a response to a `GET` stored while a `POST` invalidated its URL
     /// brought the other variants from before the `POST` back). A lookup that finds its entry in
-    /// memory does not take it.
+    /// memory does not take it. It is held across the disk's reads and writes of one entry, and
+    /// across the directory scans of an invalidation or a wipe, not across the scan that trims the
+    /// disk to its capacity (eviction may drop any entry at any time).
     private let changes = Mutex(())
 
     /// Whether responses are also kept on disk: a directory was given and passed its check.
@@ -151,6 +153,7 @@ public final class HTTPCache: Sendable {
             memory.withLock { $0.set(variants, for: key.storageKey) }
             if persists { disk?.set(variants, for: key.storageKey) }
         }
+        if persists { disk?.trim() }
         count { $0.stores += 1 }
     }
 
