@@ -10,6 +10,11 @@ import Synchronization
 /// request pipeline above behaves the same as on Courier's native transport. On Linux,
 /// URLSession is much slower than the native transport; prefer that one unless you need
 /// something only URLSession offers.
+///
+/// On Linux, FoundationNetworking can stop the whole process when a file upload's transfer ends
+/// before the file was read to its end (the server answered early, cut or dropped the
+/// connection): a `try!` in its file body source fails with curl error 43. It is
+/// FoundationNetworking's, out of Courier's reach; ``NativeTransport`` uploads files without it.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let router: URLSessionTaskRouter
