@@ -49,7 +49,8 @@ extension HTTPConnection {
         /// request that went out is cancelled or meets its deadline, the waiting ones go out again
         /// themselves. Requests with a body, streamed responses, and requests whose retry or
         /// redirect policy decides with a closure are never coalesced. A request that waits on
-        /// another sees no progress events and counts no attempt in its metrics.
+        /// another sees no progress events and counts no attempt in its metrics, and shares the
+        /// exchange's clock: a silence that began before it joined counts toward its timeout.
         public var coalescesRequests = false
         /// The decoder ``HTTPResponse/decode(_:decoder:)`` uses for this connection's responses
         /// when it is given none; a plain `JSONDecoder()` by default. Set its strategies (dates,

@@ -28,7 +28,9 @@ extension NativeTransport {
 
     /// The state of each pool that serves `url` (one per loop its origin uses), in order; empty
     /// when there is none (yet) or the transport has shut down. The pools are found as a request
-    /// finds them: through the transport's proxy or Unix socket route for `url`, if any.
+    /// finds them: through the transport's proxy or Unix socket route for `url`, if any. (The
+    /// pools of requests that carry a proxy authenticator's credentials are keyed by them, and not
+    /// found here.)
     func poolSnapshots(for url: URL) async -> [PoolSnapshot] {
         guard let target = try? target(for: url) else { return [] }
         var snapshots: [PoolSnapshot] = []
