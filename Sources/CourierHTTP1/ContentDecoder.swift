@@ -43,6 +43,8 @@ public final class ContentDecoder {
     private var pending: [UInt8] = []
     private var totalIn = 0
     private var totalOut = 0
+    /// The last inflate step filled the output it was allowed: zlib may hold more.
+    private var outputPending = false
     private var failure = HTTP1Error.decompressionFailed
 
     /// The coding named by a `Content-Encoding` value, ignoring case and whitespace.
@@ -111,31 +113,59 @@ public final class ContentDecoder {
     /// - Throws: `.decompressionFailed` for corrupt data, `.decompressionLimitExceeded` when the
     ///   output passes `maxOutputBytes` or the ratio limit. After an error every call throws it.
     public func decode(_ input: UnsafeRawBufferPointer) throws(HTTP1Error) -> [UInt8] {
+        try decode(input, maxOutput: .max).output
+    }
+
+    /// Decodes the next piece of the encoded body, stopping once `maxOutput` decoded bytes are
+    /// out, so that a highly compressed input expands one bounded step at a time.
+    ///
+    /// Input after the consumed part is not looked at: pass it again (with more behind it, if
+    /// any). When a step stops at `maxOutput`, zlib may still hold decoded bytes although all the
+    /// input was consumed (``hasPendingOutput``): call again, with empty input if there is no
+    /// more, before ``finish()``.
+    /// - Parameters:
+    ///   - input: The next encoded bytes.
+    ///   - maxOutput: The most decoded bytes to return (a few hundred more when the very first
+    ///     two bytes of a `deflate` body arrive apart, which cannot expand further than that).
+    /// - Returns: The decoded bytes, and how many bytes of `input` were consumed (bytes after the
+    ///   end of the coded data count as consumed: they are ignored).
+    /// - Throws: as ``decode(_:)``.
+    public func decode(_ input: UnsafeRawBufferPointer, maxOutput: Int) throws(HTTP1Error) -> (output: [UInt8], consumed: Int) {
         var output: [UInt8] = []
         switch state {
         case .failed:
             throw failure
         case .finished:
-            return output
+            return (output, input.count)
         case .sniffing:
             if pending.isEmpty && input.count >= 2 {
                 try chooseDeflateForm(input[0], input[1])
-                try inflate(input, into: &output)
-            } else {
-                pending.append(contentsOf: input)
-                guard pending.count >= 2 else { return output }
-                let bytes = pending
-                pending = []
-                try chooseDeflateForm(bytes[0], bytes[1])
-                try bytes.withBytes { (buffer) throws(HTTP1Error) in
-                    try inflate(buffer, into: &output)
-                }
+                let consumed = try inflate(input, maxOutput: maxOutput, into: &output)
+                return (output, consumed)
             }
+            guard !input.isEmpty else { return (output, 0) }
+            guard let first = pending.first else {
+                pending = [input[0]]
+                return (output, 1)
+            }
+            // The second byte arrived apart from the first: the two bytes decode (to a few hundred
+            // bytes at most) before the rest of the input.
+            pending = []
+            try chooseDeflateForm(first, input[0])
+            try [first, input[0]].withBytes { (pair) throws(HTTP1Error) in
+                _ = try inflate(pair, maxOutput: .max, into: &output)
+            }
+            let rest = try inflate(UnsafeRawBufferPointer(rebasing: input[1...]), maxOutput: maxOutput, into: &output)
+            return (output, 1 + rest)
         case .inflating, .memberEnded:
-            try inflate(input, into: &output)
+            let consumed = try inflate(input, maxOutput: maxOutput, into: &output)
+            return (output, consumed)
         }
-        return output
     }
+
+    /// Whether zlib may hold decoded bytes that the last ``decode(_:maxOutput:)`` did not return
+    /// (it stopped at its `maxOutput`).
+    public var hasPendingOutput: Bool { outputPending }
 
     /// Checks that the encoded body ended properly.
     ///
@@ -170,29 +200,37 @@ public final class ContentDecoder {
         return error
     }
 
-    /// Runs zlib over `input`, appending the decoded bytes to `output`.
-    private func inflate(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(HTTP1Error) {
-        guard let base = input.baseAddress else { return }
+    /// Runs zlib over `input`, appending the decoded bytes to `output` until the input is used
+    /// up or `output` holds `maxOutput` bytes; takes what zlib still held from the last call first.
+    /// - Returns: how many bytes of `input` were consumed (all of them once the coded data ended).
+    private func inflate(_ input: UnsafeRawBufferPointer, maxOutput: Int, into output: inout [UInt8]) throws(HTTP1Error) -> Int {
         var offset = 0
-        while offset < input.count {
+        var flushing = outputPending
+        outputPending = false
+        while (offset < input.count || flushing) && output.count < maxOutput {
+            flushing = false
             if state == .memberEnded {
                 // Another gzip member starts with 0x1f; anything else is trailing garbage.
                 guard input[offset] == 0x1F else {
                     state = .finished
-                    return
+                    return input.count
                 }
                 guard inflateReset(stream) == Z_OK else { throw fail(.decompressionFailed.with("cannot reset")) }
                 state = .inflating
             }
             let count = Swift.min(input.count - offset, Int(UInt32.max))
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: (base + offset).assumingMemoryBound(to: Bytef.self))
+            stream.pointee.next_in = input.baseAddress.map {
+                UnsafeMutablePointer(mutating: ($0 + offset).assumingMemoryBound(to: Bytef.self))
+            }
             stream.pointee.avail_in = UInt32(count)
             var status: Int32 = Z_OK
+            var producedInRound = 0
             repeat {
+                let room = Swift.min(ContentDecoder.scratchSize, maxOutput - output.count)
                 stream.pointee.next_out = scratch.assumingMemoryBound(to: Bytef.self)
-                stream.pointee.avail_out = UInt32(ContentDecoder.scratchSize)
+                stream.pointee.avail_out = UInt32(room)
                 status = CZlib.inflate(stream, Z_NO_FLUSH)
-                let produced = ContentDecoder.scratchSize - Int(stream.pointee.avail_out)
+                let produced = room - Int(stream.pointee.avail_out)
                 let consumed = count - Int(stream.pointee.avail_in)
                 switch status {
                 case Z_OK, Z_STREAM_END, Z_BUF_ERROR:
@@ -202,21 +240,24 @@ public final class ContentDecoder {
                     throw fail(.decompressionFailed.with(reason))
                 }
                 if produced > 0 {
+                    producedInRound += produced
                     totalOut += produced
                     try checkLimits(encodedSoFar: totalIn + consumed)
                     output.append(contentsOf: UnsafeRawBufferPointer(start: scratch, count: produced))
                 }
-            } while status == Z_OK && (stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0)
+            } while status == Z_OK && output.count < maxOutput && (stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0)
+            outputPending = status == Z_OK && stream.pointee.avail_out == 0
             let consumed = count - Int(stream.pointee.avail_in)
             totalIn += consumed
             offset += consumed
             if status == Z_STREAM_END {
                 state = encoding == .gzip ? .memberEnded : .finished
-                if state == .finished { return }
-            } else if consumed == 0 && offset < input.count {
+                if state == .finished { return input.count }
+            } else if consumed == 0 && producedInRound == 0 && offset < input.count {
                 throw fail(.decompressionFailed.with("no progress"))
             }
         }
+        return offset
     }
 
     /// Throws when the output is over the size limit, or over the ratio limit past 64 KiB.
