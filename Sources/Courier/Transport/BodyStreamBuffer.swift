@@ -178,6 +178,12 @@ final class BodyStreamBuffer: Sendable {
     /// The most bytes the buffer held at once (for tests and diagnostics).
     var peakBuffered: Int { state.withLock { $0.peakBuffered } }
 
+    /// The bytes held for the consumer now (for tests and diagnostics).
+    var buffered: Int { state.withLock { $0.buffered } }
+
+    /// Whether the producer ended the body, cleanly or not (for tests and diagnostics).
+    var hasEnded: Bool { state.withLock { $0.end != nil } }
+
     /// Whether the producer may go on reading: it was not asked to stop, or the consumer has
     /// since taken the buffer down to half. A demand (`onDemand`) that the producer acts on
     /// after the buffer filled up again is stale when this is `false`; a fresh one follows.

@@ -33,14 +33,22 @@ extension HTTP1ClientConnection {
         case .armTimer(let deadline):
             armWatchdog(deadline: deadline)
         case .deliverHead(let head):
-            exchange?.headArrived(head)
+            exchange?.headArrived(head, decoding: machine.takeStreamedDecoding())
         case .deliverBody(let bytes, let soFar, let expected):
             guard let exchange else { return }
-            if exchange.observesBody {
-                exchange.observer.transportDidReceiveBody(bytes, bytesSoFar: soFar, expectedTotal: expected)
+            guard exchange.stream != nil else {
+                if exchange.observesBody {
+                    exchange.observer.transportDidReceiveBody(bytes, bytesSoFar: soFar, expectedTotal: expected)
+                }
+                return
             }
-            if let stream = exchange.stream, !stream.yield(bytes) {
+            switch exchange.deliverStreamed(bytes, bytesSoFar: soFar, expectedTotal: expected) {
+            case .goOn:
+                break
+            case .pause:
                 perform(machine.consumerPaused())
+            case .fail(let error):
+                perform(machine.cancel(with: error))
             }
         case .stopReading:
             setInterest(machine.isWriting ? .writable : [])

@@ -45,8 +45,9 @@ extension HTTP1ConnectionStateMachine {
 
         /// The final response head arrived: give it to the exchange's observer.
         case deliverHead(HTTPResponse.Head)
-        /// Body bytes arrived (after content decoding): give them to the observer, which asked
-        /// for them.
+        /// Body bytes arrived: give them to the observer, which asked for them (after content
+        /// decoding), or to the exchange of a streamed body (still content-coded, if the body
+        /// is: the exchange decodes as its reader takes the bytes).
         case deliverBody(Data, bytesSoFar: Int64, expectedTotal: Int64?)
         /// The consumer of a streamed body holds enough: stop reading the socket (writing may go on).
         case stopReading

@@ -115,7 +115,11 @@ extension HTTP1ConnectionStateMachine {
                                             maxOutputBytes: request.streamsBody ? .max : configuration.maxDecompressedBytes,
                                             maxRatio: configuration.maxDecompressionRatio)
         }
-        body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength, contentDecoder: contentDecoder,
+        // A streamed body is decoded as its reader takes it, so that a paused reader holds a
+        // bounded number of decoded bytes whatever the ratio: the exchange gets the decoder.
+        streamedDecoding = request.streamsBody ? contentDecoder.map(StreamedBodyDecoding.init) : nil
+        body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength,
+                                 contentDecoder: request.streamsBody ? nil : contentDecoder,
                                  reservesDeclaredLength: !request.streamsBody)
         var fields: [HTTPHeaders.Field] = []
         fields.reserveCapacity(head.fields.count)

@@ -1,6 +1,12 @@
 import CourierWire
 
 extension HTTP1ConnectionStateMachine {
+    /// Hands the streamed body's content decoding to the exchange (once: later calls give `nil`).
+    mutating func takeStreamedDecoding() -> StreamedBodyDecoding? {
+        defer { streamedDecoding = nil }
+        return streamedDecoding
+    }
+
     /// The consumer of the streamed body holds as much as it will buffer: reading stops, and so
     /// does the silence timeout, until ``consumerResumed(at:)``.
     mutating func consumerPaused() -> Action {

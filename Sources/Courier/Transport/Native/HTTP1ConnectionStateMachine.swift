@@ -104,6 +104,10 @@ struct HTTP1ConnectionStateMachine {
     var head: HTTPResponse.Head?
     /// The body so far.
     var body = HTTP1ResponseBody()
+    /// A streamed, content-coded body's decoding, made with its head for the exchange, which
+    /// decodes as its reader takes the bytes (``takeStreamedDecoding()``); the body hands out
+    /// the encoded bytes meanwhile.
+    var streamedDecoding: StreamedBodyDecoding?
     /// Body bytes on the wire so far, chunk framing included (counted toward the framed limit).
     var framedBodyBytes = 0
     /// Whether the response allows reuse (its own `Connection` and framing).
@@ -208,6 +212,7 @@ struct HTTP1ConnectionStateMachine {
         interimResponses = 0
         head = nil
         body = HTTP1ResponseBody()
+        streamedDecoding = nil
         framedBodyBytes = 0
         readPaused = false
     }

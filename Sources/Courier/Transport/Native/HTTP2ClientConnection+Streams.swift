@@ -112,7 +112,7 @@ extension HTTP2ClientConnection {
             return
         }
         streams.values[index].deadline = now &+ exchange.timeout
-        exchange.headArrived(head)
+        exchange.headArrived(head, decoding: streams.values[index].response.takeStreamedDecoding())
     }
 
     private func deliverData(_ id: UInt32, _ bytes: [UInt8]) {
@@ -127,14 +127,22 @@ extension HTTP2ClientConnection {
         let exchange = streams.values[index].exchange
         streams.values[index].deadline = EventLoop.now() &+ exchange.timeout
         guard let chunk else { return }
-        if exchange.observesBody {
-            exchange.observer.transportDidReceiveBody(chunk, bytesSoFar: Int64(streams.values[index].response.wireBytes),
-                                                      expectedTotal: exchange.head?.expectedContentLength)
+        let soFar = Int64(streams.values[index].response.wireBytes)
+        guard exchange.stream != nil else {
+            if exchange.observesBody {
+                exchange.observer.transportDidReceiveBody(chunk, bytesSoFar: soFar, expectedTotal: exchange.head?.expectedContentLength)
+            }
+            return
         }
-        if let buffer = exchange.stream, !buffer.yield(chunk) {
+        switch exchange.deliverStreamed(chunk, bytesSoFar: soFar, expectedTotal: exchange.head?.expectedContentLength) {
+        case .goOn:
+            break
+        case .pause:
             // The consumer is behind: its stream's window stays closed until it reads.
             streams[id]?.paused = true
             machine.pauseStream(id)
+        case .fail(let error):
+            reset(id, with: error)
         }
     }
 

@@ -47,6 +47,10 @@ struct HTTP2ResponseAssembler {
     /// The final head, once it arrived.
     private(set) var head: HTTPResponse.Head?
     private var body = HTTP1ResponseBody()
+    /// A streamed, content-coded body's decoding, for the exchange, which decodes as its reader
+    /// takes the bytes (``takeStreamedDecoding()``); ``receiveData(_:)`` hands out the encoded
+    /// bytes meanwhile.
+    private var streamedDecoding: StreamedBodyDecoding?
     private var trailers: HTTPHeaders = [:]
     /// The `content-length` the body must match, when declared and a body is expected.
     private var declaredLength: Int?
@@ -89,15 +93,26 @@ struct HTTP2ResponseAssembler {
             // A decoded body is not what content-encoding and content-length describe: they go, kept aside.
             delivered.describeDecodedBody()
         }
-        body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength.map { Int64($0) }, contentDecoder: contentDecoder,
+        // A streamed body is decoded as its reader takes it, so that a paused reader holds a
+        // bounded number of decoded bytes whatever the ratio: the exchange gets the decoder.
+        streamedDecoding = request.streamsBody ? contentDecoder.map(StreamedBodyDecoding.init) : nil
+        body = HTTP1ResponseBody(limit: limit, declaredLength: declaredLength.map { Int64($0) },
+                                 contentDecoder: request.streamsBody ? nil : contentDecoder,
                                  reservesDeclaredLength: !request.streamsBody)
         head = delivered
         return delivered
     }
 
+    /// Hands the streamed body's content decoding to the exchange (once: later calls give `nil`).
+    mutating func takeStreamedDecoding() -> StreamedBodyDecoding? {
+        defer { streamedDecoding = nil }
+        return streamedDecoding
+    }
+
     /// Body octets arrived.
-    /// - Returns: the decoded bytes to hand out now: all of them for a streamed body, a copy for
-    ///   an observer; `nil` when there is nothing to hand out.
+    /// - Returns: the bytes to hand out now: all of them for a streamed body (still encoded when
+    ///   the exchange decodes them, see ``takeStreamedDecoding()``), a decoded copy for an
+    ///   observer; `nil` when there is nothing to hand out.
     /// - Throws: ``HTTPConnectionError/bodyTooLarge``, ``HTTPConnectionError/decompressionFailed``.
     mutating func receiveData(_ bytes: [UInt8]) throws(HTTPConnectionError) -> Data? {
         do {

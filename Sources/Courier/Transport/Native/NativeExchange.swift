@@ -78,6 +78,15 @@ final class NativeExchange {
     var streamID: UInt32 = 0
     /// How many times it was placed again after a server refused it unprocessed (HTTP/2).
     var requeues = 0
+    /// A streamed, content-coded body's decoding, done as its reader takes the bytes (see
+    /// `NativeExchange+StreamedBody`); `nil` for any other body, and once the body ended.
+    var streamedDecoding: StreamedBodyDecoding?
+    /// The wire position and expected total last reported with a streamed body's bytes, for
+    /// the observer of the bytes decoded later.
+    var streamedProgress: (bytesSoFar: Int64, expectedTotal: Int64?) = (0, nil)
+    /// The transport finished a streamed, content-coded body while encoded bytes still waited
+    /// for its reader: the stream ends once they are decoded and taken.
+    var endsWhenDecoded = false
     /// Whether the connection that took it last speaks HTTP/2 (for the metrics).
     private var ranOnHTTP2 = false
     /// The size of its HEADERS (and CONTINUATION) frames on that connection: its head as sent.
@@ -143,9 +152,11 @@ final class NativeExchange {
     }
 
     /// The final head arrived. A streamed response is handed out now (the waiting `stream` call
-    /// returns), and its body follows through ``stream``.
-    func headArrived(_ head: HTTPResponse.Head) {
+    /// returns), and its body follows through ``stream``, decoded by `decoding` when it is
+    /// content-coded.
+    func headArrived(_ head: HTTPResponse.Head, decoding: StreamedBodyDecoding? = nil) {
         self.head = head
+        streamedDecoding = decoding
         observer.transportDidReceiveHead(head)
         guard stream != nil, phase == .started, let continuation else { return }
         self.continuation = nil
@@ -153,10 +164,13 @@ final class NativeExchange {
         continuation.resume(returning: .success(HTTPResponse(head: head, body: Data())))
     }
 
-    /// The consumer of the streamed body wants more: its connection reads again.
+    /// The consumer of the streamed body wants more: the encoded bytes waiting are decoded for
+    /// it first; once none wait, its connection reads again (or the body ends, if the
+    /// connection finished it meanwhile).
     func consumerWantsMore() {
         // The demand hopped onto the loop; reads since may have filled the buffer again.
         guard stream?.producerMayGoOn ?? true else { return }
+        guard decodeWaitingBytes() else { return }
         if phase == .streamingBody, let http2Connection {
             http2Connection.resumeReading(self)
             return
@@ -178,7 +192,12 @@ final class NativeExchange {
         if phase == .streamingBody {
             phase = .finished
             release()
-            if case .failure(let error) = outcome { stream?.finish(error) } else { stream?.finish(nil) }
+            if case .failure(let error) = outcome {
+                streamedDecoding = nil
+                stream?.finish(error)
+            } else {
+                endStreamedBody()
+            }
             return
         }
         guard let continuation else {
@@ -225,8 +244,11 @@ final class NativeExchange {
         switch phase {
         case .created:
             phase = .cancelledEarly
-        case .cancelledEarly, .finished:
+        case .cancelledEarly:
             return
+        case .finished:
+            // A body that waited for its reader to be decoded: the reader left.
+            streamedDecoding = nil
         case .started, .streamingBody:
             if let pool {
                 pool.cancel(self)
