@@ -43,9 +43,8 @@ enum TCPSocketTable {
         var total = 0
         var readAny = false
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            guard let data = FileHandle(forReadingAtPath: table)?.readDataToEndOfFile() else { continue }
+            guard let bytes = wholeFile(table) else { continue }
             readAny = true
-            let bytes = [UInt8](data)
             var lineStart = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count  // skip the header
             while lineStart < bytes.count {
                 let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
@@ -63,6 +62,23 @@ enum TCPSocketTable {
             }
         }
         return readAny ? total : nil
+    }
+
+    /// The whole of a `/proc` file, read with `read` until it returns 0: procfs files report a
+    /// size of 0, and a reader that trusts it, or stops at a short read, misses rows (the tables
+    /// hold tens of thousands of sockets while the suite runs). `nil` when it cannot be opened.
+    static func wholeFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return bytes
     }
 
     private static func aimedAt(port: Int) -> Int {
@@ -83,10 +99,8 @@ enum TCPSocketTable {
         var found: Set<String> = []
         var readAny = false
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            // Read to the end: procfs files report a size of 0, which whole-file readers may trust.
-            guard let data = FileHandle(forReadingAtPath: table)?.readDataToEndOfFile() else { continue }
+            guard let bytes = wholeFile(table) else { continue }
             readAny = true
-            let bytes = [UInt8](data)
             var lineStart = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count  // skip the header
             while lineStart < bytes.count {
                 let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count

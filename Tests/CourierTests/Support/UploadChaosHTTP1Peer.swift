@@ -325,7 +325,7 @@ enum KernelQueues {
         }
         guard known else { return Int(unread) }
         let (clientPort, serverPort) = (Int(UInt16(bigEndian: address.sin_port)), Int(UInt16(bigEndian: local.sin_port)))
-        let table = procFile("/proc/net/tcp")
+        let table = String(decoding: TCPSocketTable.wholeFile("/proc/net/tcp") ?? [], as: UTF8.self)
         for line in table.split(separator: "\n").dropFirst() {
             let columns = line.split(separator: " ")
             guard columns.count > 4,
@@ -335,20 +335,5 @@ enum KernelQueues {
             return Int(unread) + queued
         }
         return Int(unread)
-    }
-
-    /// The whole of a `/proc` file, read until its end (its size shows as 0).
-    private static func procFile(_ path: String) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
