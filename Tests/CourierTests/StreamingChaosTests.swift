@@ -64,17 +64,28 @@ struct StreamingChaosTests {
                     log.taken(download.path) - consumed > Self.buffered / 2 || route.log(download.path).finished
                 }
                 try? await Task.sleep(for: .milliseconds(10))  // the reader holds still a little longer
-                let (taken, sent) = (log.taken(download.path), route.log(download.path).sent)
-                // Read after `sent`: while the reader is paused, what the kernel holds only grows.
-                // The client's receive buffer grows by itself as the kernel sees it read fast (up
-                // to tcp_rmem's maximum, 32 MiB here), so what the sockets hold is measured, not assumed.
-                let queued = await TCPSocketTable.queuedBytes(port: server.port)
+                // What the server sent is what the client took plus what the sockets hold (the
+                // client's receive buffer grows by itself as the kernel sees it read fast, up to
+                // tcp_rmem's maximum, 32 MiB here, so it is measured, not assumed). The three are
+                // read apart, so they add up only once the flow has stopped: two samples 20 ms
+                // apart that agree. (While the transport still fills the reader's buffer, or a
+                // server still writes, no such pair comes, and the sockets' share goes unchecked.)
+                let sample = { (taken: log.taken(download.path), sent: route.log(download.path).sent,
+                                queued: await TCPSocketTable.queuedBytes(port: server.port)) }
+                var (taken, sent, queued) = await sample()
+                var stable = false
+                for _ in 0..<10 where !stable {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    let next = await sample()
+                    stable = next.taken == taken && next.sent == sent && next.queued == queued
+                    (taken, sent, queued) = next
+                }
                 let history = "paused at \(consumed): the client took \(taken), the server sent \(sent), the sockets hold \(queued.map(String.init) ?? "?"); \(download); \(context)"
                 #expect(engaged, "neither half a buffer nor the whole body: \(history)")
                 #expect(taken - consumed <= Self.buffered + Self.oneRead, "\(history)")
                 // A reset connection's unread octets are gone from the kernel: nothing to count them by.
                 let reset = if case .drop(let at) = download.fault { sent >= at } else { false }
-                if let queued, !reset {
+                if let queued, stable, !reset {
                     #expect(sent - consumed <= Self.buffered + Self.oneRead + queued, "\(history)")
                 }
             }
