@@ -41,6 +41,27 @@ enum TCPSocketTable {
 
     private static func queued(port: Int) -> Int? {
         var total = 0
+        let read = forEachRow { columns in
+            // local address, remote address, state (0A: listening; a connection one end has
+            // closed still holds what the other has not read), tx_queue:rx_queue
+            guard columns.count > 4, !columns[3].elementsEqual("0A".utf8),
+                  Self.port(of: columns[1]) == port || Self.port(of: columns[2]) == port else { return }
+            for queue in columns[4].split(separator: UInt8(ascii: ":")) {
+                total += Int(String(decoding: queue, as: UTF8.self), radix: 16) ?? 0
+            }
+        }
+        return read ? total : nil
+    }
+
+    /// The port of an `ADDRESS:PORT` column (hexadecimal).
+    private static func port(of address: ArraySlice<UInt8>) -> Int? {
+        address.lastIndex(of: UInt8(ascii: ":")).flatMap { Int(String(decoding: address[($0 + 1)...], as: UTF8.self), radix: 16) }
+    }
+
+    /// Calls `body` with the columns of every row of the TCP tables (IPv4 and IPv6), headers
+    /// skipped; the columns are split on spaces, the eleventh holding the rest of the row.
+    /// - Returns: whether any table could be read.
+    private static func forEachRow(_ body: ([ArraySlice<UInt8>]) -> Void) -> Bool {
         var readAny = false
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
             guard let bytes = wholeFile(table) else { continue }
@@ -48,20 +69,11 @@ enum TCPSocketTable {
             var lineStart = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count  // skip the header
             while lineStart < bytes.count {
                 let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-                let columns = bytes[lineStart..<lineEnd].split(separator: UInt8(ascii: " "), maxSplits: 10)
+                body(bytes[lineStart..<lineEnd].split(separator: UInt8(ascii: " "), maxSplits: 10))
                 lineStart = lineEnd + 1
-                // local address, remote address, state (0A: listening; a connection one end has
-                // closed still holds what the other has not read), tx_queue:rx_queue
-                guard columns.count > 4, !columns[3].elementsEqual("0A".utf8) else { continue }
-                let onPort = [columns[1], columns[2]].contains { address in
-                    address.lastIndex(of: UInt8(ascii: ":")).flatMap { Int(String(decoding: address[($0 + 1)...], as: UTF8.self), radix: 16) } == port
-                }
-                guard onPort else { continue }
-                let queues = columns[4].split(separator: UInt8(ascii: ":"))
-                for queue in queues { total += Int(String(decoding: queue, as: UTF8.self), radix: 16) ?? 0 }
             }
         }
-        return readAny ? total : nil
+        return readAny
     }
 
     /// The whole of a `/proc` file, read with `read` until it returns 0: procfs files report a
@@ -97,21 +109,11 @@ enum TCPSocketTable {
     /// hexadecimal) has `port`; the inode is the tenth column.
     private static func inodes(remotePort port: Int) -> Set<String>? {
         var found: Set<String> = []
-        var readAny = false
-        for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            guard let bytes = wholeFile(table) else { continue }
-            readAny = true
-            var lineStart = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count  // skip the header
-            while lineStart < bytes.count {
-                let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-                let columns = bytes[lineStart..<lineEnd].split(separator: UInt8(ascii: " "), maxSplits: 10)
-                if columns.count > 9, let colon = columns[2].lastIndex(of: UInt8(ascii: ":")),
-                   Int(String(decoding: columns[2][(colon + 1)...], as: UTF8.self), radix: 16) == port {
-                    found.insert(String(decoding: columns[9], as: UTF8.self))
-                }
-                lineStart = lineEnd + 1
+        let read = forEachRow { columns in
+            if columns.count > 9, Self.port(of: columns[2]) == port {
+                found.insert(String(decoding: columns[9], as: UTF8.self))
             }
         }
-        return readAny ? found : nil
+        return read ? found : nil
     }
 }
