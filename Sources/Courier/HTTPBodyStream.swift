@@ -6,7 +6,8 @@ import Foundation
 /// Courier holds at most about 256 KiB of it for you: while you have not taken that much, it
 /// stops reading from the server (over HTTP/2 it stops giving the stream's window back, so up to
 /// one window, 1 MiB, may still arrive), so a slow consumer costs no memory, whatever the body's
-/// size.
+/// size. A gzip or deflate body is decoded as you take it, 32 KiB at a time, and what waits is
+/// kept encoded, so the same bound holds whatever its compression ratio.
 /// The body limit of collected responses (`maxResponseBodySize`) does not apply here.
 ///
 /// ```swift
