@@ -14,18 +14,44 @@ final class DownloadFile {
 
     /// Opens (creating it if needed) and locks the file at `path`.
     init(path: String) throws(HTTPConnectionError) {
+        guard let file = try Self.tryOpening(path) else {
+            throw .cannotWriteFile.with(detail: "another download to the same file is running (\(path))")
+        }
         self.path = path
-        descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw Self.failure("open", path) }
+        descriptor = file
+    }
+
+    /// Opens and locks the file at `path`, waiting up to `patience` while someone else holds its
+    /// lock. A child process that the program starts (`posix_spawn`, `fork`) shares every open
+    /// file, and so its lock, until it runs its new program, a few milliseconds later: a download
+    /// that follows another to the same file at once can meet the lock the first one released.
+    /// A download that still runs holds it far longer, and the wait ends with
+    /// ``HTTPConnectionError/cannotWriteFile``.
+    static func opening(_ path: String, patience: Duration = .seconds(1)) async throws(HTTPConnectionError) -> DownloadFile {
+        let deadline = ContinuousClock.now + patience
+        while ContinuousClock.now < deadline {
+            if let descriptor = try tryOpening(path) { return DownloadFile(locked: descriptor, path: path) }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return try DownloadFile(path: path)
+    }
+
+    private init(locked descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    /// Opens `path` and takes its lock: the descriptor, or `nil` when someone else holds the lock.
+    private static func tryOpening(_ path: String) throws(HTTPConnectionError) -> Int32? {
+        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure("open", path) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             Glibc.close(descriptor)
-            descriptor = -1
-            if code == EWOULDBLOCK {
-                throw .cannotWriteFile.with(detail: "another download to the same file is running (\(path))")
-            }
-            throw Self.failure("lock", path, code)
+            if code == EWOULDBLOCK { return nil }
+            throw failure("lock", path, code)
         }
+        return descriptor
     }
 
     deinit { close() }

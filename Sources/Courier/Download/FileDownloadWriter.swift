@@ -61,7 +61,7 @@ final class FileDownloadWriter: BodyConsumer {
 
     func consume(_ response: HTTPResponse, body: HTTPBodyStream, events: BodyConsumerEvents) async -> Result<HTTPResponse, HTTPConnectionError> {
         do throws(HTTPConnectionError) {
-            let file = try DownloadFile(path: partial.partialPath)
+            let file = try await DownloadFile.opening(partial.partialPath)
             defer { file.close() }
             var hasher = expectedSHA256 != nil || options.computesSHA256 ? SHA256Hasher() : nil
             let start = try prepare(file, for: response, hasher: &hasher)

@@ -349,6 +349,31 @@ struct DownloadTests {
         }
     }
 
+    @Test("a partial file's lock held a moment longer by another open of it (as a child process started meanwhile holds it until it runs its program) is waited for: the download succeeds")
+    func lockHeldBriefly() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let folder = try Folder()
+        defer { folder.remove() }
+        let file = RangedFile(size: 64 << 10, cutFirst: false)
+        file.install(on: server)
+        let destination = folder.file("held.bin")
+        // Another open file description of the partial file takes the lock, and lets it go 150 ms later.
+        let holder = open(folder.file(".held.bin.courier-partial").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+        let release = Task {
+            try? await Task.sleep(for: .milliseconds(150))
+            close(holder)
+        }
+        try await withLeakCheck { leaks throws in
+            let connection = leaks.connection(server, .native, timeout: .seconds(30))
+            let result = try await connection.download(HTTPRequest(.get, "/file"), to: destination)
+            #expect(result.byteCount == Int64(64 << 10))
+            #expect(try Data(contentsOf: destination) == file.body)
+        }
+        await release.value
+    }
+
     @Test("the closure style: onSuccess gets the result once the file is in place; progress ends at the size", arguments: TransportUnderTest.allCases)
     func closureStyle(kind: TransportUnderTest) async throws {
         let server = try TestServer()
