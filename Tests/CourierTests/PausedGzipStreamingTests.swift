@@ -11,7 +11,7 @@ import Testing
 /// octet arrives in order, the observer sees the decoded octets, truncated or corrupt compressed
 /// data and a body past the ratio limit end it with `decompressionFailed`, and the HTTP/1.1
 /// connection serves the next request.
-@Suite("A paused reader of a streamed gzip body holds a bounded number of decoded octets")
+@Suite("A paused reader of a streamed gzip body holds a bounded number of decoded octets", .timeLimit(.minutes(2)))
 struct PausedGzipStreamingTests {
     /// A request for `url`'s body.
     static func request(_ url: URL) -> TransportRequest {
