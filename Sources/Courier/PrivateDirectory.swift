@@ -12,7 +12,10 @@ import Glibc
 /// local user cannot plant, replace or delete its files. A missing directory is created with
 /// mode 0700 whatever the umask (missing parents too). Files are written atomically with mode
 /// 0600: a new file beside the old one, synced, renamed over it, then the directory is synced,
-/// so a crash leaves the old file or the new one, and the rename itself is durable.
+/// so a crash leaves the old file or the new one, and the rename itself is durable. A write or
+/// removal that need not survive a crash (`durable: false`, the cache's) skips the two syncs,
+/// which take milliseconds on a real disk: after a crash such a file may be old, new, empty or
+/// cut short, so its reader must check it.
 public struct PrivateDirectory: Sendable, CustomStringConvertible {
     /// The directory.
     public let url: URL
@@ -52,9 +55,10 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
     }
 
     /// Writes `data` to the file `name` atomically with mode 0600, creating the directory
-    /// (mode 0700) when missing, and syncs the directory after the rename.
+    /// (mode 0700) when missing. When `durable` (the default), the new file is synced before the
+    /// rename and the directory after it; otherwise neither is (see the type's documentation).
     /// - Throws: ``Failure`` naming the step that failed; the old file is then unchanged.
-    public func write(_ data: Data, to name: String) throws(Failure) {
+    public func write(_ data: Data, to name: String, durable: Bool = true) throws(Failure) {
         let name = try Self.checked(name)
         let directory = try open(creating: true)
         defer { close(directory) }
@@ -75,7 +79,7 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
                 }
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = ("fsync", errno) }
+        if failure == nil, durable, fsync(fd) != 0 { failure = ("fsync", errno) }
         close(fd)
         if failure == nil, renameat(directory, temporary, directory, name) != 0 { failure = ("rename", errno) }
         if let failure {
@@ -83,24 +87,24 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
             throw .failed(failure.step, path(of: name), failure.errno)
         }
         // EINVAL: a file system that cannot sync directories; the rename itself has happened.
-        if fsync(directory) != 0, errno != EINVAL { throw .failed("fsync", url.path, errno) }
+        if durable, fsync(directory) != 0, errno != EINVAL { throw .failed("fsync", url.path, errno) }
     }
 
-    /// Removes the file `name` when it exists, and syncs the directory.
+    /// Removes the file `name` when it exists, and syncs the directory when `durable` (the default).
     /// - Throws: ``Failure`` when the directory is refused or the file cannot be removed.
-    public func remove(_ name: String) throws(Failure) {
+    public func remove(_ name: String, durable: Bool = true) throws(Failure) {
         let directory = try open(creating: false)
         guard directory >= 0 else { return }
         defer { close(directory) }
         if unlinkat(directory, try Self.checked(name), 0) != 0, errno != ENOENT {
             throw .failed("unlink", path(of: name), errno)
         }
-        _ = fsync(directory)
+        if durable { _ = fsync(directory) }
     }
 
     // MARK: - Opening and checking
 
-    private func path(of name: String) -> String {
+    func path(of name: String) -> String {
         url.appendingPathComponent(name).path
     }
 
@@ -112,7 +116,8 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
     }
 
     /// Opens the checked directory; when it is missing, creates it (`creating`) or returns -1.
-    private func open(creating: Bool) throws(Failure) -> Int32 {
+    /// The caller closes the descriptor.
+    func open(creating: Bool) throws(Failure) -> Int32 {
         let path = url.path
         var fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if fd < 0, errno == ENOENT {

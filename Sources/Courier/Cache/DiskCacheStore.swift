@@ -8,8 +8,16 @@ import Foundation
 /// made, so the cache stays in memory), so no other local user can plant or read entries.
 /// Each file holds the JSON of the URL's variants followed by a line with the SHA-256 of that
 /// JSON. A file whose checksum does not match — truncated by a crash, or corrupted — is deleted
-/// and treated as a miss, never served. The directory is kept under its byte capacity by
-/// deleting the least recently written files.
+/// and treated as a miss, never served. Because of that check, files are written and removed
+/// without syncing them to the disk (``PrivateDirectory/write(_:to:durable:)``): a sync takes
+/// milliseconds, and a crash can only cost entries.
+///
+/// The directory is kept under its byte capacity by deleting the least recently written files.
+/// The bytes it holds are counted as entries are written (``DiskCacheUsage``, from one scan when
+/// the store is made), and only a write that takes the count past the capacity scans the
+/// directory: it then deletes the oldest files until the directory holds at most 7/8 of its
+/// capacity, so that the next scan is far off. Finding a URL's entries lists the file names
+/// without measuring them.
 struct DiskCacheStore: Sendable {
     private struct Record: Codable {
         var key: String
@@ -18,19 +26,23 @@ struct DiskCacheStore: Sendable {
 
     let directory: PrivateDirectory
     let capacity: Int
+    /// The bytes the directory holds, as counted since the last scan.
+    let usage = DiskCacheUsage()
 
-    /// A store in `directory`, created (mode 0700) when missing; `nil` when the directory is refused.
+    /// A store in `directory`, created (mode 0700) when missing, whose files are measured once;
+    /// `nil` when the directory is refused.
     init?(directory url: URL, capacity: Int) {
         directory = PrivateDirectory(url: url)
         self.capacity = capacity
         do { try directory.prepare() } catch { return nil }
+        usage.reset(to: entries())
     }
 
     func variants(for key: String) -> [CachedResponse]? {
         let name = fileName(for: key)
         guard let data = try? directory.contents(of: name) else { return nil }
         guard let record = Self.decode(data), record.key == key else {
-            try? directory.remove(name)  // corrupt or truncated: drop it
+            remove(file: name)  // corrupt or truncated: drop it
             return nil
         }
         return record.variants
@@ -40,23 +52,26 @@ struct DiskCacheStore: Sendable {
         guard let json = try? JSONEncoder().encode(Record(key: key, variants: variants)), json.count <= capacity else { return }
         var data = json
         data.append(contentsOf: Array("\n".utf8) + Array(Digest.hex(Digest.sha256(json)).utf8))
-        try? directory.write(data, to: fileName(for: key))
+        let name = fileName(for: key)
+        if (try? directory.write(data, to: name, durable: false)) != nil { usage.record(name, size: data.count) }
     }
 
     func remove(_ key: String) {
-        try? directory.remove(fileName(for: key))
+        remove(file: fileName(for: key))
     }
 
     func removeAll() {
-        for file in entries() { try? directory.remove(file.url.lastPathComponent) }
+        for file in names() { remove(file: file) }
     }
 
     /// Removes the entries of one URL (the key's part before any partition), in every partition.
     func removeAll(ofURL url: String) {
-        let prefix = Self.urlPart(url) + "-"
-        for file in entries() where file.url.lastPathComponent.hasPrefix(prefix) {
-            try? directory.remove(file.url.lastPathComponent)
-        }
+        for file in names(startingWith: Self.urlPart(url) + "-") { remove(file: file) }
+    }
+
+    private func remove(file name: String) {
+        try? directory.remove(name, durable: false)
+        usage.record(name, size: 0)
     }
 
     /// `<hash of the URL>-<hash of the whole key>.cache`, so that one URL's partitions share a prefix.
@@ -69,26 +84,30 @@ struct DiskCacheStore: Sendable {
         String(Digest.hex(Digest.sha256(Array(url.utf8))).prefix(32))
     }
 
-    /// The cache files, read only after the directory passed its check again.
-    private func entries() -> [(url: URL, size: Int, date: Date)] {
-        guard (try? directory.prepare()) != nil else { return [] }
-        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
-        let files = (try? FileManager.default.contentsOfDirectory(at: directory.url, includingPropertiesForKeys: keys)) ?? []
-        return files.filter { $0.pathExtension == "cache" }.map { file in
-            let values = try? file.resourceValues(forKeys: Set(keys))
-            return (file, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast)
-        }
+    /// The names of the cache files that start with `prefix`, listed without measuring them,
+    /// after the directory passed its check.
+    private func names(startingWith prefix: String = "") -> [String] {
+        ((try? directory.files(startingWith: prefix, endingWith: ".cache", measuring: false)) ?? []).map(\.name)
     }
 
-    /// Deletes the oldest files until the directory fits its capacity (called after ``set(_:for:)``,
-    /// apart from it, so that a caller need not hold its own locks across the directory scan).
+    /// The cache files with their sizes and times, after the directory passed its check.
+    private func entries() -> [PrivateDirectory.ListedFile] {
+        return (try? directory.files(endingWith: ".cache", measuring: true)) ?? []
+    }
+
+    /// When the counted bytes exceed the capacity, measures the directory and deletes the oldest
+    /// files until it holds at most 7/8 of its capacity (called after ``set(_:for:)``, apart from
+    /// it, so that a caller need not hold its own locks across the directory scan).
     func trim() {
+        guard usage.total > capacity else { return }
         var files = entries()
+        usage.reset(to: files)
         var total = files.reduce(0) { $0 + $1.size }
         guard total > capacity else { return }
-        files.sort { $0.date < $1.date }
-        for file in files where total > capacity {
-            try? directory.remove(file.url.lastPathComponent)
+        files.sort { $0.modified < $1.modified }
+        let target = capacity - capacity / 8
+        for file in files where total > target {
+            remove(file: file.name)
             total -= file.size
         }
     }

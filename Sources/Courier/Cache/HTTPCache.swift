@@ -77,12 +77,15 @@ public final class HTTPCache: Sendable {
     /// change dropped in between (a response to a `GET` stored while a `POST` invalidated its URL
     /// brought the other variants from before the `POST` back). A lookup that finds its entry in
     /// memory does not take it. It is held across the disk's reads and writes of one entry, and
-    /// across the directory scans of an invalidation or a wipe, not across the scan that trims the
+    /// across the listing of file names of an invalidation or a wipe, not across a trim of the
     /// disk to its capacity (eviction may drop any entry at any time).
     private let changes = Mutex(())
 
     /// Whether responses are also kept on disk: a directory was given and passed its check.
     public var isPersistent: Bool { disk != nil }
+    /// How many times the disk's directory was measured file by file (``DiskCacheUsage/scans``);
+    /// `nil` without a disk.
+    var diskScans: Int? { disk?.usage.scans }
     private let counters = Mutex(Statistics())
     private let clock: @Sendable () -> Date
     /// The key of the credential partitions' HMAC: random, never stored.
