@@ -49,6 +49,10 @@ final class CredentialSession: Sendable {
     private let storeKey: String
     private let limit: RefreshLimit
     private let state: Mutex<State>
+    /// The version of the credential last written to the store, held across each write: a
+    /// refresh's write that comes after a newer one's is skipped, so the store never goes back
+    /// to an older credential.
+    private let saved = Mutex(0)
 
     init(authenticator: any Authenticator, matcher: URLMatcher, store: (any CredentialStore)?, limit: RefreshLimit) {
         self.authenticator = authenticator
@@ -207,6 +211,17 @@ final class CredentialSession: Sendable {
         if abandoned { task.cancel() }
     }
 
+    /// Writes the credential of `version` to the store, unless a newer one was written first (the
+    /// next refresh can finish while this one's write is still under way).
+    private func save(_ credential: Credential, version: Int) {
+        guard let store else { return }
+        saved.withLock { saved in
+            guard version > saved else { return }
+            try? store.save(credential, for: storeKey)
+            saved = version
+        }
+    }
+
     /// Ends the refresh and releases every held request. `nil` means the window filled up. A
     /// refresh that was abandoned meanwhile (``abandonRefreshIfUnwanted(_:)``) changes nothing.
     private func finishRefresh(_ result: Result<Credential, any Error>?, generation: Int) {
@@ -230,7 +245,7 @@ final class CredentialSession: Sendable {
             }
         }
         guard let (waiters, outcome) = finished else { return }
-        if case .success(let credential) = result { try? store?.save(credential, for: storeKey) }
+        if case .credential(let credential?, let version) = outcome { save(credential, version: version) }
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }
