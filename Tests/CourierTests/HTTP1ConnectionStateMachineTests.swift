@@ -89,10 +89,11 @@ struct HTTP1ConnectionStateMachineTests {
 
     /// A request as the machine sees it.
     static func get(_ method: String = "GET", idempotent: Bool = true, asksClose: Bool = false, isRetry: Bool = false,
-                    maxBody: Int = 1 << 20, observes: Bool = false, streams: Bool = false) -> Machine.Request {
+                    maxBody: Int = 1 << 20, observes: Bool = false, streams: Bool = false,
+                    expectsContinue: Bool = false) -> Machine.Request {
         Machine.Request(method: method, url: URL(string: "http://example.com/")!, isIdempotent: idempotent, asksClose: asksClose,
                         isRetry: isRetry, timeout: .seconds(10), maxBodySize: maxBody, observesBody: observes,
-                        streamsBody: streams)
+                        streamsBody: streams, expectsContinue: expectsContinue)
     }
 
     /// A short, comparable name of an action.
@@ -107,6 +108,8 @@ struct HTTP1ConnectionStateMachineTests {
         case .send(let timerAt): return "send timer@\(timerAt)"
         case .requestWritten: return "written"
         case .watchReadable: return "watch readable"
+        case .awaitContinue(let timerAt): return "await continue timer@\(timerAt)"
+        case .sendBody: return "send body"
         case .readAfterWriteFailure: return "read after write failure"
         case .armTimer(let deadline): return "timer@\(deadline)"
         case .deliverHead(let head): return "head \(head.status.code)"

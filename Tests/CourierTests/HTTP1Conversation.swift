@@ -285,6 +285,8 @@ struct HTTP1Conversation {
             break
         case .startConnecting, .startTunnel, .startHandshake, .reportReady, .timeOutConnector:
             expect(false, "an establishing action during a request: \(describe(action))")
+        case .awaitContinue, .sendBody:
+            expect(false, "a request without Expect: 100-continue held its body: \(describe(action))")
         }
         expect(run.ends <= 1, "a request ended \(run.ends) times")
     }
@@ -409,6 +411,8 @@ struct HTTP1Conversation {
         case .send: "send"
         case .requestWritten: "written"
         case .watchReadable: "watch readable"
+        case .awaitContinue: "await continue"
+        case .sendBody: "send body"
         case .readAfterWriteFailure: "read after write failure"
         case .armTimer: "timer"
         case .deliverHead(let head): "head \(head.status.code)"

@@ -26,6 +26,11 @@ extension HTTP1ClientConnection {
             setInterest(machine.readPaused ? [] : .readable)
         case .watchReadable:
             setInterest(machine.readPaused ? [] : .readable)
+        case .awaitContinue(let timerAt):
+            armWatchdog(deadline: timerAt)
+            setInterest(machine.readPaused ? [] : .readable)
+        case .sendBody:
+            sendHeldBody()
         case .readAfterWriteFailure(let error):
             setInterest(.readable)
             if machine.isEstablished { readAvailable() }

@@ -56,6 +56,11 @@ extension HTTP1ClientConnection {
                 writeFailed(error)
                 return
             }
+            if machine.writesHeadOnly {
+                // The head is out; the body waits for `100 Continue` (``sendHeldBody()``).
+                finishWriting()
+                return
+            }
             reportUploadProgress(upload, exchange: exchange, final: false)
             switch upload.refill(wake: uploadWaker(for: exchange)) {
             case .ready:

@@ -19,10 +19,28 @@ extension HTTP1ClientConnection {
         }
         if let tls, let exchange {
             var failure = exchange.wire.withUnsafeBytes { encrypt($0, with: tls) }
-            if failure == nil && !exchange.bodyInlined && !exchange.request.body.isEmpty {
+            if failure == nil && !exchange.bodyInlined && !exchange.request.body.isEmpty && !machine.writesHeadOnly {
                 failure = exchange.request.body.withUnsafeBytes { encrypt($0, with: tls) }
             }
             if let failure {
+                perform(machine.close(failing: NativeErrors.tls(failure)))
+                return
+            }
+            takeCiphertext()
+        }
+        flush()
+    }
+
+    /// Writes the body the machine held for `100 Continue`: a body not in memory goes on from
+    /// its head, one in memory is encrypted (TLS) or written from where the head ended.
+    func sendHeldBody() {
+        guard let exchange else { return }
+        if exchange.upload != nil {
+            pumpUpload()
+            return
+        }
+        if let tls, !exchange.request.body.isEmpty {
+            if let failure = exchange.request.body.withUnsafeBytes({ encrypt($0, with: tls) }) {
                 perform(machine.close(failing: NativeErrors.tls(failure)))
                 return
             }
@@ -98,7 +116,8 @@ extension HTTP1ClientConnection {
         }
         guard let exchange, machine.isWriting else { return .success(.bytes(0)) }
         let body = exchange.request.body
-        let separateBody = !exchange.bodyInlined && !body.isEmpty
+        // The body of a request that expects `100 Continue` waits until the machine releases it.
+        let separateBody = !exchange.bodyInlined && !body.isEmpty && !machine.writesHeadOnly
         let sent = machine.bytesSent
         if sent < exchange.wire.count {
             return exchange.wire.withUnsafeBytes { (all) -> Result<Socket.IOResult, SocketError> in

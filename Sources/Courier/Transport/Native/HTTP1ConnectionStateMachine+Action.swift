@@ -32,6 +32,12 @@ extension HTTP1ConnectionStateMachine {
         case requestWritten
         /// Nothing more to write: watch the socket for reading only.
         case watchReadable
+        /// The head of a request that expects `100 Continue` was written: hold its body, watch the
+        /// socket for reading only, and make the timer fire no later than the deadline (when the
+        /// body goes anyway).
+        case awaitContinue(timerAt: UInt64)
+        /// The server said `100 Continue` (or the wait for it ended): write the body now.
+        case sendBody
         /// Writing failed before any response byte came: watch for reading, read what the server
         /// answered anyway, then report ``HTTP1ConnectionStateMachine/writeFailureDrained(_:)``.
         case readAfterWriteFailure(SocketError?)

@@ -41,8 +41,10 @@ extension HTTP1ConnectionStateMachine {
                     return failRequest(.badResponse.with(
                         detail: "more than \(Self.maxInterimResponses) interim (1xx) responses before the final one"))
                 }
+                if head.status == 100, holdsBody { return releaseBody(at: now) }
                 continue  // 1xx informational: the final response follows
             }
+            withholdBody()
             return beginBody(head, request: request, at: now)
         }
         return .none

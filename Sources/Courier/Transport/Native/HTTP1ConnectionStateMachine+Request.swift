@@ -24,6 +24,10 @@ extension HTTP1ConnectionStateMachine {
         /// Whether the body is streamed: handed out as it arrives, never accumulated, with no
         /// size limit, and read only while the consumer wants more.
         var streamsBody = false
+        /// Whether the request carries `Expect: 100-continue` and a body: the head goes first,
+        /// and the body only once the server answers `100 Continue`, or after
+        /// ``HTTP1ConnectionStateMachine/continueWait`` without an answer.
+        var expectsContinue = false
 
         /// The timeout in nanoseconds, clamped so that adding it to a monotonic time never overflows.
         var timeoutNanoseconds: UInt64 { timeout.nativeNanoseconds }

@@ -17,6 +17,11 @@ import CourierWire
 ///   receiving the body; done is the connection idle again (reusable) or closed. A response may
 ///   begin while the request is still being written (an early `413`): it is read, and the
 ///   connection is not reused.
+/// - **`Expect: 100-continue`.** A request that carries it writes its head, then holds its body
+///   until the server answers `100 Continue`, or for ``continueWait`` (at most the request's
+///   timeout) without an answer, as curl does; then the body goes. A final response that comes
+///   first ends the request without the body (an early `401` or `413` costs no upload), and the
+///   connection is not reused.
 /// - **Silence, not duration, times a request out.** The final head must arrive within the
 ///   timeout of the last written byte, however it trickles and whatever interim responses come
 ///   first; in the body only payload bytes count as progress (not chunk framing). While the
@@ -62,6 +67,12 @@ struct HTTP1ConnectionStateMachine {
     enum WriteState: Equatable {
         /// Bytes remain to be written.
         case writing
+        /// Only the head is being written: the request expects `100 Continue` before its body.
+        case head
+        /// The head was written and the body waits for `100 Continue`, or until the deadline.
+        case holdingBody(until: UInt64)
+        /// A final response came while the body was held: it is never sent.
+        case withheld
         /// Every byte was written.
         case written
         /// The peer stopped taking bytes before the end.
@@ -70,6 +81,9 @@ struct HTTP1ConnectionStateMachine {
 
     /// The most interim (1xx) responses accepted before the final one; more fail the request.
     static let maxInterimResponses = 10
+    /// How long a request with `Expect: 100-continue` holds its body for the server's
+    /// `100 Continue` before it sends it anyway (curl's default), in nanoseconds.
+    static let continueWait: UInt64 = 1_000_000_000
 
     /// The connection's fixed settings.
     let configuration: Configuration
@@ -138,7 +152,11 @@ struct HTTP1ConnectionStateMachine {
     /// Whether the connection has completed a response before.
     var isReused: Bool { completedRequests > 0 }
     /// Whether request bytes may still be written.
-    var isWriting: Bool { isBusy && write == .writing }
+    var isWriting: Bool { isBusy && (write == .writing || write == .head) }
+    /// Whether only the head may be written now (the body waits for `100 Continue`).
+    var writesHeadOnly: Bool { isBusy && write == .head }
+    /// Whether the body is held for `100 Continue`.
+    var holdsBody: Bool { if case .holdingBody = write { isBusy } else { false } }
 
     // MARK: - Establishing
 
@@ -205,7 +223,7 @@ struct HTTP1ConnectionStateMachine {
     private mutating func begin(_ request: Request, at now: UInt64) {
         self.request = request
         state = .busy(.sending)
-        write = .writing
+        write = request.expectsContinue ? .head : .writing
         bytesSent = 0
         lastProgress = now
         receivedResponseBytes = false
@@ -233,9 +251,15 @@ struct HTTP1ConnectionStateMachine {
         lastProgress = now
     }
 
-    /// Everything pending was written.
+    /// Everything pending was written: the whole request, or the head of one that expects
+    /// `100 Continue` (whose body is then held).
     mutating func allWritten(at now: UInt64) -> Action {
-        guard case .busy(let phase) = state, write == .writing else { return .watchReadable }
+        guard case .busy(let phase) = state, write == .writing || write == .head else { return .watchReadable }
+        if write == .head, let request {
+            let until = now &+ min(Self.continueWait, request.timeoutNanoseconds)
+            write = .holdingBody(until: until)
+            return .awaitContinue(timerAt: until)
+        }
         write = .written
         if phase == .sending { state = .busy(.awaitingHead) }
         return .requestWritten
@@ -248,6 +272,20 @@ struct HTTP1ConnectionStateMachine {
         write = .failed
         if phase == .sending { state = .busy(.awaitingHead) }
         return receivedResponseBytes ? .watchReadable : .readAfterWriteFailure(error)
+    }
+
+    /// The held body goes now: the server answered `100 Continue`, or the wait ended at `now`.
+    mutating func releaseBody(at now: UInt64) -> Action {
+        guard holdsBody else { return .none }
+        write = .writing
+        lastProgress = now
+        return .sendBody
+    }
+
+    /// A final response head came while the body was held: the body never goes, and the
+    /// connection is not reused (the server may still wait for it).
+    mutating func withholdBody() {
+        if holdsBody { write = .withheld }
     }
 
     /// The driver read what the socket had after a failed write: a request still without any
@@ -274,6 +312,9 @@ struct HTTP1ConnectionStateMachine {
             let limit = Duration.nanoseconds(Int64(clamping: configuration.connectTimeout))
             return establishmentFailed(.timedOut.with(detail: "the TLS handshake with \(configuration.origin) timed out after \(limit)"))
         case .busy(let phase):
+            if case .holdingBody(let until) = write {
+                return now >= until ? releaseBody(at: now) : .armTimer(until)
+            }
             // A paused stream waits for its consumer, not for the server: resuming re-arms.
             guard let request, !readPaused else { return .none }
             let deadline = lastProgress &+ request.timeoutNanoseconds

@@ -47,6 +47,9 @@ final class NativeExchange {
     let isIdempotent: Bool
     /// Whether the caller asked the server to close the connection afterwards.
     let asksClose: Bool
+    /// Whether the request carries `Expect: 100-continue` and a body: over HTTP/1.1 the body
+    /// waits for the server's `100 Continue` (``HTTP1ConnectionStateMachine``).
+    let expectsContinue: Bool
 
     private(set) var phase = Phase.created
     private var continuation: Continuation?
@@ -107,6 +110,7 @@ final class NativeExchange {
         // A stream cannot be sent twice, so a stale connection re-sends it only when none of it went out.
         self.isIdempotent = request.method.isIdempotent && (request.upload?.isReplayable ?? true)
         self.asksClose = request.headers.values(for: "Connection").contains { HTTPFieldList.value($0, contains: "close") }
+        self.expectsContinue = NativeRequestEncoder.expectsContinue(request)
     }
 
     /// Takes the continuation on the loop. Returns `false` when the exchange already ended
@@ -184,7 +188,7 @@ final class NativeExchange {
         HTTP1ConnectionStateMachine.Request(
             method: request.method.rawValue, url: request.url, isIdempotent: isIdempotent, asksClose: asksClose,
             isRetry: staleRetries > 0, timeout: request.timeout, maxBodySize: request.maxResponseBodySize,
-            observesBody: observesBody, streamsBody: stream != nil)
+            observesBody: observesBody, streamsBody: stream != nil, expectsContinue: expectsContinue)
     }
 
     /// Ends the exchange with `outcome`, once; later calls do nothing.

@@ -1,3 +1,4 @@
+import CourierHTTP1
 import Foundation
 
 /// Writes a request head (and a small body) in HTTP/1.1 wire form, in one buffer, so that it
@@ -26,7 +27,7 @@ enum NativeRequestEncoder {
                        acceptEncoding: Bool) throws(HTTPConnectionError) -> (wire: [UInt8], bodyInlined: Bool) {
         try request.validate()
         let body = request.body
-        let inline = body.count <= inlineBodyLimit
+        let inline = body.count <= inlineBodyLimit && !expectsContinue(request)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(128 + target.path.utf8.count + request.headers.count * 40 + (inline ? body.count : 0))
         append(request.method.rawValue, to: &bytes)
@@ -93,6 +94,13 @@ enum NativeRequestEncoder {
             bytes.append(contentsOf: body)
         }
         return (bytes, inline)
+    }
+
+    /// Whether `request` carries `Expect: 100-continue` and a body to hold back for it (HTTP/1.1:
+    /// see ``HTTP1ConnectionStateMachine``); its body is never copied behind the head.
+    static func expectsContinue(_ request: TransportRequest) -> Bool {
+        (request.upload != nil || !request.body.isEmpty)
+            && request.headers.values(for: "Expect").contains { HTTPFieldList.value($0, contains: "100-continue") }
     }
 
     /// Whether a method announces an empty body with `Content-Length: 0` (RFC 9110 §8.6).

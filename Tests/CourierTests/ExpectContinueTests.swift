@@ -1,0 +1,122 @@
+@testable import Courier
+import CourierTestServer
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `Expect: 100-continue` over real sockets, HTTP/1.1: a server that refuses at the head costs
+/// no upload, one that says `100 Continue` gets the body, one that never answers gets it after
+/// the wait; nginx gets it over TLS. On both transports (libcurl holds the body as the native
+/// transport does), except file bodies on `URLSessionTransport`, which FoundationNetworking can
+/// crash on when an early answer ends them (see the README).
+@Suite("Expect: 100-continue (HTTP/1.1)", .timeLimit(.minutes(2)))
+struct ExpectContinueTests {
+    static let body = Data(repeating: 0x5A, count: 4 << 20)
+
+    /// A connection over `transport` that hands every status back as a response.
+    static func connection(_ baseURL: URL, _ transport: any Transport, _ leaks: LeakCheck) -> HTTPConnection {
+        leaks.track(HTTPConnection(baseURL: baseURL, configuration: .init(
+            retryPolicy: .never, validation: .statusCodes(100..<600), transport: transport, cache: nil)))
+    }
+
+    static func put(_ path: String, _ body: HTTPRequest.Body, expecting: Bool = true) -> HTTPRequest {
+        HTTPRequest(.put, path, headers: expecting ? ["Expect": "100-continue"] : [:], body: body)
+    }
+
+    /// A 4 MiB file with the test body, removed after `work`.
+    static func withFile(_ work: (URL) async throws -> Void) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-expect-\(UUID().uuidString)")
+        try body.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await work(file)
+    }
+
+    @Test("a server that answers 401 at the head: the caller gets the 401 and the server gets none of the body (4 MiB or 10 KiB from memory, 4 MiB from a file); without Expect it gets the body", arguments: TransportUnderTest.allCases)
+    func rejectedAtHead(kind: TransportUnderTest) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
+            let fromMemory = try await connection.send(Self.put("/reject", .data(Self.body)))
+            #expect(fromMemory.status.code == 401)
+            let small = try await connection.send(Self.put("/reject", .data(Self.body.prefix(10 << 10))))
+            #expect(small.status.code == 401)
+            if kind == .native {
+                try await Self.withFile { file in
+                    let fromFile = try await connection.send(Self.put("/reject", try .file(file)))
+                    #expect(fromFile.status.code == 401)
+                }
+            }
+            let plain = try await connection.send(Self.put("/reject", .data(Self.body), expecting: false))
+            #expect(plain.status.code == 401)
+            let expected = kind == .native ? 4 : 3
+            #expect(await eventually { peer.visits.count == expected })
+            let visits = peer.visits
+            #expect(visits.map(\.expectsContinue) == Array(repeating: true, count: expected - 1) + [false])
+            #expect(visits.dropLast().allSatisfy { $0.bodyOctets == 0 }, "body octets sent to a server that refused at the head: \(visits.map(\.bodyOctets))")
+            #expect(visits.last?.bodyOctets ?? 0 > 0, "without Expect the body goes at once (the test can tell)")
+        }
+    }
+
+    @Test("a server that answers 100 Continue gets the whole body at once, from memory and from a file, on a connection that is reused", arguments: TransportUnderTest.allCases)
+    func continued(kind: TransportUnderTest) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
+            let fromMemory = try await connection.send(Self.put("/continue", .data(Self.body)))
+            #expect(fromMemory.status.code == 200 && fromMemory.text == "\(Self.body.count)")
+            try await Self.withFile { file in
+                let fromFile = try await connection.send(Self.put("/continue", try .file(file)))
+                #expect(fromFile.status.code == 200 && fromFile.text == "\(Self.body.count)")
+                if kind == .native { #expect(fromFile.metrics?.reusedConnection == true) }
+            }
+            let visits = peer.visits
+            #expect(visits.count == 2 && visits.allSatisfy(\.expectsContinue))
+            // Well under the 1 s wait: the body followed the 100 Continue.
+            #expect(visits.allSatisfy { ($0.firstOctetAfter ?? 9) < 0.9 }, "\(visits.map(\.firstOctetAfter))")
+        }
+    }
+
+    @Test("a server that never answers 100 Continue gets the body after the wait (about 1 s), and the upload succeeds", arguments: TransportUnderTest.allCases)
+    func silentServer(kind: TransportUnderTest) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
+            let response = try await connection.send(Self.put("/silent", .data(Self.body)))
+            #expect(response.status.code == 200 && response.text == "\(Self.body.count)")
+            let visit = try #require(peer.visits.first)
+            #expect(visit.expectsContinue)
+            #expect((visit.firstOctetAfter ?? 0) >= 0.9, "the body came \(String(describing: visit.firstOctetAfter)) s after the head, before the wait ended")
+        }
+    }
+
+    @Test("nginx over TLS: PUT with Expect: 100-continue stores the body intact, from memory and from a file",
+          .enabled(if: Nginx.isInstalled && TestCertificates.isAvailable, "nginx and openssl are needed for the TLS test"))
+    func nginxOverTLS() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let nginx = try await Nginx.start(server: "location /store/ { dav_methods PUT; create_full_put_path on; client_max_body_size 64m; }",
+                                          tls: (certificates.valid.certificate, certificates.valid.key))
+        defer { nginx.stop() }
+        let body = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 7) })
+        try await withLeakCheck { leaks in
+            leaks.watch(port: nginx.port)
+            let transport = leaks.native(.init(tls: TLSOptions(trustRoots: .pem(certificates.caPEM))))
+            defer { transport.shutdown() }
+            let connection = Self.connection(nginx.baseURL, transport, leaks)
+            let stored = try await connection.send(Self.put("/store/memory.bin", .data(body)))
+            #expect(stored.status.code == 201)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-expect-\(UUID().uuidString)")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let fromFile = try await connection.send(Self.put("/store/file.bin", try .file(file)))
+            #expect(fromFile.status.code == 201)
+            for name in ["memory.bin", "file.bin"] {
+                let copy = try Data(contentsOf: nginx.directory.appendingPathComponent("html/store/\(name)"))
+                #expect(copy == body, "\(name): \(copy.count) octets stored of \(body.count)")
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+@testable import Courier
+import CourierWire
+import Foundation
+import Testing
+
+/// `Expect: 100-continue` in the HTTP/1.1 connection state machine, on a virtual clock: the head
+/// goes first, the body waits for `100 Continue` or the end of the wait, and a final answer that
+/// comes first ends the request without the body.
+@Suite("HTTP/1.1 connection state machine: Expect: 100-continue")
+struct HTTP1ExpectContinueMachineTests {
+    typealias Machine = HTTP1ConnectionStateMachine
+    typealias Rig = HTTP1ConnectionStateMachineTests.Rig
+    static let second = HTTP1ConnectionStateMachineTests.second
+
+    static func post(timeout: Duration = .seconds(10)) -> Machine.Request {
+        var request = HTTP1ConnectionStateMachineTests.get("POST", idempotent: false, expectsContinue: true)
+        request.timeout = timeout
+        return request
+    }
+
+    func describe(_ action: Machine.Action) -> String { HTTP1ConnectionStateMachineTests.describe(action) }
+
+    /// A ready machine whose request's head was written at `headAt`: its body is held.
+    static func holding(headAt: UInt64 = 0, timeout: Duration = .seconds(10)) -> (Rig, String) {
+        var rig = Rig.ready()
+        _ = rig.machine.requestStarted(post(timeout: timeout), at: 0)
+        #expect(rig.machine.writesHeadOnly && rig.machine.isWriting)
+        rig.machine.bytesWritten(120, at: headAt)
+        let action = HTTP1ConnectionStateMachineTests.describe(rig.machine.allWritten(at: headAt))
+        return (rig, action)
+    }
+
+    @Test("the head goes alone; 100 Continue releases the body; the response completes and the connection is reused")
+    func continueReleasesBody() {
+        var (rig, held) = Self.holding(headAt: 5)
+        #expect(held == "await continue timer@\(5 + Self.second)")
+        #expect(rig.machine.holdsBody && !rig.machine.isWriting)
+        #expect(rig.read("HTTP/1.1 100 Continue\r\n\r\n", at: 7) == ["send body"])
+        #expect(rig.machine.isWriting && !rig.machine.writesHeadOnly && !rig.machine.holdsBody)
+        rig.machine.bytesWritten(1000, at: 8)
+        #expect(describe(rig.machine.allWritten(at: 8)) == "written")
+        #expect(rig.read("HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", at: 9) == ["head 201", "complete 201 'ok' reuse"])
+        #expect(rig.machine.state == .idle)
+    }
+
+    @Test("a final answer before 100 Continue (a 401) ends the request without its body, and the connection is not reused")
+    func finalAnswerWithholdsBody() {
+        var (rig, _) = Self.holding()
+        #expect(rig.read("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n", at: 3) == ["head 401", "complete 401 '' close"])
+        #expect(!rig.machine.isWriting && rig.machine.state == .closed)
+        #expect(rig.machine.bytesSent == 120, "only the head was sent")
+    }
+
+    @Test("race: the wait ends while a final answer's body is still arriving: the held body never goes")
+    func waitEndsDuringFinalAnswer() {
+        var (rig, _) = Self.holding()
+        #expect(rig.read("HTTP/1.1 413 Content Too Large\r\nContent-Length: 4\r\n\r\nno", at: 3) == ["head 413"])
+        let timer = describe(rig.machine.timerFired(at: Self.second))
+        #expect(timer != "send body" && !rig.machine.isWriting, "the wait's end during the answer did \(timer)")
+        #expect(rig.read("pe", at: Self.second + 1) == ["complete 413 'nope' close"])
+    }
+
+    @Test("without an answer the body goes when the wait ends (1 s, or the request's timeout if shorter); a timer before that re-arms")
+    func waitEnds() {
+        var (rig, _) = Self.holding(headAt: 0)
+        #expect(describe(rig.machine.timerFired(at: Self.second / 2)) == "timer@\(Self.second)")
+        #expect(describe(rig.machine.timerFired(at: Self.second)) == "send body")
+        #expect(rig.machine.isWriting)
+        // The silence timeout counts from the release, not from the head.
+        #expect(describe(rig.machine.timerFired(at: 2 * Self.second)) == "timer@\(11 * Self.second)")
+        var (short, held) = Self.holding(headAt: 0, timeout: .milliseconds(300))
+        #expect(held == "await continue timer@\(300_000_000)")
+        #expect(describe(short.machine.timerFired(at: 300_000_000)) == "send body")
+    }
+
+    @Test("other interim answers (103) leave the body held; a 100 that comes after the wait ended changes nothing")
+    func otherInterimAndLateContinue() {
+        var (rig, _) = Self.holding()
+        #expect(rig.read("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n", at: 1) == [])
+        #expect(rig.machine.holdsBody)
+        #expect(describe(rig.machine.timerFired(at: Self.second)) == "send body")
+        #expect(rig.read("HTTP/1.1 100 Continue\r\n\r\n", at: Self.second + 1) == [])
+        rig.machine.bytesWritten(1000, at: Self.second + 2)
+        #expect(describe(rig.machine.allWritten(at: Self.second + 2)) == "written")
+        #expect(rig.read("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", at: Self.second + 3) == ["head 200", "complete 200 '' reuse"])
+    }
+
+    @Test("race: the peer closes while the body is held: the request fails as before any response (a POST is not repeated)")
+    func closeWhileHolding() {
+        var (rig, _) = Self.holding()
+        #expect(describe(rig.machine.peerClosed(nil)) == "fail connectionLost")
+        #expect(rig.machine.state == .closed)
+    }
+
+    @Test("race: cancel while the body is held fails the request with cancelled; a later 100 Continue does nothing")
+    func cancelWhileHolding() {
+        var (rig, _) = Self.holding()
+        #expect(describe(rig.machine.cancel(with: .cancelled)) == "fail cancelled")
+        #expect(rig.read("HTTP/1.1 100 Continue\r\n\r\n", at: 2) == [])
+        #expect(describe(rig.machine.timerFired(at: Self.second)) == "none")
+    }
+
+    @Test("a request without Expect: 100-continue never holds its body")
+    func noExpectation() {
+        var rig = Rig.ready()
+        _ = rig.machine.requestStarted(HTTP1ConnectionStateMachineTests.get("POST", idempotent: false), at: 0)
+        #expect(!rig.machine.writesHeadOnly)
+        rig.machine.bytesWritten(1120, at: 0)
+        #expect(describe(rig.machine.allWritten(at: 0)) == "written")
+    }
+}

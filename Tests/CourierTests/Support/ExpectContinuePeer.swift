@@ -1,0 +1,120 @@
+import CourierTestServer
+import CourierTestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw HTTP/1.1 server for `Expect: 100-continue`, on 127.0.0.1 (port 0), a thread per
+/// connection. By path:
+/// - `/continue`: answers `100 Continue` to a request that expects it, reads the body, answers
+///   `200` with the number of body octets;
+/// - `/silent`: never answers `100 Continue`; reads the body, answers `200` likewise;
+/// - `/reject`: answers `401` as soon as the head arrived, then counts the body octets that still
+///   come, until the body ends (then it serves the connection on) or the client closes.
+///
+/// It logs each request (``Visit``): whether it expected `100 Continue`, how many body octets
+/// arrived, and how long after the head the first of them came.
+final class ExpectContinuePeer: Sendable {
+    /// One request the server saw.
+    struct Visit: Sendable {
+        let path: String
+        let expectsContinue: Bool
+        var bodyOctets = 0
+        /// Seconds from the head to the first body octet; `nil` when none came.
+        var firstOctetAfter: Double?
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let log = Locked<[Visit]>([])
+    private let accepted = Locked<[Int32]>([])
+
+    init() throws {
+        (listener, port) = try LoopbackPort.listening(backlog: 64)
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    deinit {
+        close()
+        Glibc.close(listener)
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Every request seen, in order.
+    var visits: [Visit] { log.withLock { $0 } }
+
+    /// Stops accepting and shuts every connection down.
+    func close() {
+        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        accepted.withLock { descriptors in
+            for fd in descriptors { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            accepted.withLock { $0.append(client) }
+            Thread { [self] in
+                serve(client)
+                accepted.withLock { descriptors in
+                    descriptors.removeAll { $0 == client }
+                    Glibc.close(client)
+                }
+            }.start()
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        var reader = PeerReader(fd: fd)
+        while let head = reader.head() {
+            let start = Date()
+            var visit = Visit(path: head.path, expectsContinue: head.expectsContinue)
+            var framing = PeerBodyFraming(head)
+            var body = Data()
+            if head.path == "/reject" {
+                send(fd, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+                // What still arrives is body the client should have held back: read until the
+                // body ends (the connection then serves on) or the client closes.
+                let ended = framing.read(&reader, upTo: 1, into: &body)
+                if !body.isEmpty { visit.firstOctetAfter = Date().timeIntervalSince(start) }
+                let complete = ended && framing.read(&reader, upTo: .max, into: &body) && framing.done
+                visit.bodyOctets = body.count
+                log.withLock { $0.append(visit) }
+                if complete { continue }
+                return
+            }
+            if head.path == "/continue", head.expectsContinue { send(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
+            var first = true
+            while !framing.done {
+                guard framing.read(&reader, upTo: body.count + 1, into: &body) else { break }
+                if first, !body.isEmpty {
+                    first = false
+                    visit.firstOctetAfter = Date().timeIntervalSince(start)
+                }
+                guard framing.read(&reader, upTo: .max, into: &body) else { break }
+            }
+            visit.bodyOctets = body.count
+            log.withLock { $0.append(visit) }
+            guard framing.done else { return }
+            let answer = "\(body.count)"
+            send(fd, "HTTP/1.1 200 OK\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)")
+        }
+    }
+
+    private func send(_ fd: Int32, _ text: String) {
+        let data = Data(text.utf8)
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+}
