@@ -59,6 +59,19 @@ struct CookieJarTests {
         }
     }
 
+    @Test("a Set-Cookie field is one cookie (RFC 6265 §5.2): a comma and name=value in its value do not start another")
+    func commaInValue() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            let jar = CookieJar()
+            let connection = leaks.connection(server, .native) { $0.cookieJar = jar; $0.cache = nil }
+            _ = try await connection.get("/cookies/raw", query: [.init("set", "list=a,admin=1; Path=/")])
+            #expect(jar.cookies.map { "\($0.name)=\($0.value)" } == ["list=a,admin=1"])
+            #expect(try await connection.get("/cookies").decode(Echoed.self).cookie == "list=a,admin=1")
+        }
+    }
+
     @Test("redirects: a cookie set by a redirect goes with the next hop; another port of the host gets the host's cookies (RFC 6265 ignores ports) but not the caller's Authorization")
     func redirectAcrossPorts() async throws {
         let first = try TestServer()

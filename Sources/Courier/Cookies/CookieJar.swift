@@ -111,16 +111,16 @@ public final class CookieJar: Sendable {
         return store.withLock { $0.header(for: url, now: now) }
     }
 
-    /// Stores the cookies of a response's `Set-Cookie` fields, as RFC 6265 §5.3 says; fields
-    /// that must be ignored are. A field in which URLSession joined several cookies with commas
-    /// is split into them first.
+    /// Stores the cookies of a response's `Set-Cookie` fields, one cookie per field, as RFC 6265
+    /// §5.2 and §5.3 say (a comma in a field is part of the cookie's value or attributes); fields
+    /// that must be ignored are. (``URLSessionTransport`` splits the fields URLSession joined.)
     /// - Parameters:
     ///   - headers: the response's header fields.
     ///   - url: the URL the response answered.
     /// - Returns: how many fields were applied (stored, replaced or deleted a cookie).
     @discardableResult
     public func store(from headers: HTTPHeaders, for url: URL) -> Int {
-        let lines = headers.values(for: "Set-Cookie").flatMap(SetCookie.split)
+        let lines = headers.values(for: "Set-Cookie")
         guard !lines.isEmpty else { return 0 }
         let now = now()
         return store.withLock { store in

@@ -88,7 +88,7 @@ public final class HARRecorder: Sendable {
             exchange.status = response.status.code
             exchange.statusText = response.status.reason
             exchange.responseHeaders = Redaction.headers(response.headers)
-            exchange.responseCookies = response.headers.values(for: "Set-Cookie").flatMap(SetCookie.split).compactMap(SetCookie.init)
+            exchange.responseCookies = response.headers.values(for: "Set-Cookie").compactMap(SetCookie.init)
             exchange.responseBody = BodyRedaction.redacted(response.body, contentType: type).prefix(maximumBodySize)
             exchange.responseBodySize = response.body.count
             exchange.responseContentType = type

@@ -118,7 +118,14 @@ final class URLSessionExchange: Sendable {
         }
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
-            headers.add("\(value)", for: "\(name)")
+            let name = "\(name)"
+            guard name.caseInsensitiveCompare("Set-Cookie") == .orderedSame else {
+                headers.add("\(value)", for: name)
+                continue
+            }
+            // URLSession joins a response's Set-Cookie fields with commas: they are split back
+            // here, where that happened, so that the jar reads one cookie per field.
+            for cookie in SetCookie.split("\(value)") { headers.add(cookie, for: name) }
         }
         var head = HTTPResponse.Head(status: .init(code: http.statusCode), headers: headers, url: http.url ?? url)
         if let problem = Self.contentLengthProblem(in: headers) {
