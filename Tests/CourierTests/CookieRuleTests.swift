@@ -137,9 +137,12 @@ struct CookieRuleTests {
 
         // Replacement keeps the creation time; an expired cookie deletes.
         let later = Self.now.addingTimeInterval(10)
+        let created = store.cookies.first { $0.name == "wide" }?.created
+        #expect(created.map { $0 > Self.now && $0 < Self.now.addingTimeInterval(0.001) } == true,
+                "stored at the same instant as host=1, a microsecond after it")
         store.receive("wide=changed; Domain=example.com; Path=/", from: page, now: later)
         let replaced = store.cookies.filter { $0.name == "wide" }
-        #expect(replaced.count == 1 && replaced.first?.value == "changed" && replaced.first?.created == Self.now)
+        #expect(replaced.count == 1 && replaced.first?.value == "changed" && replaced.first?.created == created)
         store.receive("wide=; Domain=example.com; Path=/; Max-Age=0", from: page, now: later)
         #expect(!store.cookies.contains { $0.name == "wide" })
     }
@@ -159,6 +162,25 @@ struct CookieRuleTests {
         #expect(store.header(for: secure, now: Self.now.addingTimeInterval(60)) == "deep=2; old=1; new=3; secret=4")
         // An http response may not shadow the Secure cookie.
         #expect(store.receive("secret=evil; Path=/", from: URL(string: "http://h.test/")!, now: at) == .insecure)
+    }
+
+    @Test("§5.4 order: the fields of one response are sent in their order, whatever their domain, also after a replacement or a reload")
+    func sameInstantOrder() throws {
+        let url = URL(string: "http://a.example.test/")!
+        var store = CookieStore(limits: .init())
+        store.receive("wide=1; Domain=example.test; Max-Age=600", from: url, now: Self.now)
+        store.receive("host=2; Max-Age=600", from: url, now: Self.now)
+        store.receive("last=3; Max-Age=600", from: url, now: Self.now)
+        #expect(store.header(for: url, now: Self.now) == "wide=1; host=2; last=3")
+        store.receive("host=4; Max-Age=600", from: url, now: Self.now.addingTimeInterval(1))
+        #expect(store.header(for: url, now: Self.now.addingTimeInterval(1)) == "wide=1; host=4; last=3",
+                "a replaced cookie keeps its place")
+        // A jar read back from its file keeps the order, whatever order the file lists them in.
+        let reloaded = CookieStore(limits: .init(), cookies: store.cookies.reversed())
+        var copy = reloaded
+        #expect(copy.header(for: url, now: Self.now.addingTimeInterval(2)) == "wide=1; host=4; last=3")
+        copy = CookieStore(limits: .init(), cookies: store.cookies.sorted { $0.name < $1.name })
+        #expect(copy.header(for: url, now: Self.now.addingTimeInterval(2)) == "wide=1; host=4; last=3")
     }
 
     @Test("eviction: a server cannot grow the jar beyond its limits; the least recently used go first")

@@ -36,7 +36,9 @@ public struct Cookie: Sendable, Codable, Equatable, CustomStringConvertible {
     public var isHTTPOnly: Bool
     /// The `SameSite` attribute, when the server gave a known value.
     public var sameSite: SameSite?
-    /// When it was first stored; kept when a server replaces the cookie.
+    /// When it was first stored; kept when a server replaces the cookie. A jar gives each cookie
+    /// its own: one stored at the same instant as the previous (another field of the same
+    /// response) is created a microsecond after it, so the `Cookie` order is the order of arrival.
     public var created: Date
     /// When it was last sent or stored; the least recently used go first when the jar is full.
     public var lastAccessed: Date

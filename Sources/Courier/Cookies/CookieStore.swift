@@ -11,11 +11,23 @@ struct CookieStore: Sendable, Equatable {
     private(set) var count = 0
     /// The bounds on how many cookies are kept.
     let limits: CookieJar.Limits
+    /// The latest creation time given to a cookie: the next one is created later, so that the
+    /// `Cookie` order of cookies stored at one instant (one response's fields) is their order.
+    private var lastCreated = Date.distantPast
 
     init(limits: CookieJar.Limits, cookies: [Cookie] = []) {
         self.limits = limits
         for cookie in cookies { buckets[cookie.domain, default: []].append(cookie) }
         count = cookies.count
+        lastCreated = cookies.map(\.created).max() ?? .distantPast
+    }
+
+    /// The creation time of a cookie stored at `now`: `now`, or a microsecond after the
+    /// previous cookie's when that is not earlier (as Chromium does), so that no two cookies
+    /// share one and RFC 6265 §5.4's "earlier creation first" always decides.
+    private mutating func creationTime(at now: Date) -> Date {
+        lastCreated = max(now, lastCreated.addingTimeInterval(0.000_001))
+        return lastCreated
     }
 
     /// Every cookie, unordered (expired ones included until the store next changes).
@@ -54,7 +66,7 @@ struct CookieStore: Sendable, Equatable {
         var cookie = Cookie(name: parsed.name, value: parsed.value, domain: domain.isEmpty ? host : domain,
                             isHostOnly: domain.isEmpty, path: parsed.path ?? CookiePath.defaultPath(for: url),
                             expires: parsed.expiry(now: now), isSecure: parsed.isSecure, isHTTPOnly: parsed.isHTTPOnly,
-                            sameSite: parsed.sameSite, created: now)
+                            sameSite: parsed.sameSite, created: creationTime(at: now))
         // RFC 6265bis §5.7 step 16: an insecure origin may not shadow a Secure cookie of the same
         // name whose domain and path cover it.
         if !secureOrigin, buckets.values.contains(where: { bucket in
