@@ -183,6 +183,19 @@ struct CookieRuleTests {
         #expect(copy.header(for: url, now: Self.now.addingTimeInterval(2)) == "wide=1; host=4; last=3")
     }
 
+    @Test("§5.3: a cookie set again after the previous one expired is a new cookie, created now, not in the expired one's place")
+    func recreatedAfterExpiry() {
+        let url = URL(string: "http://h.test/")!
+        var store = CookieStore(limits: .init())
+        store.receive("brief=1; Max-Age=60", from: url, now: Self.now)
+        store.receive("stay=2", from: url, now: Self.now.addingTimeInterval(1))
+        let later = Self.now.addingTimeInterval(120)
+        #expect(store.header(for: url, now: later) == "stay=2")
+        store.receive("brief=3", from: url, now: later)
+        #expect(store.header(for: url, now: later) == "stay=2; brief=3")
+        #expect(store.cookies.first { $0.name == "brief" }?.created == later)
+    }
+
     @Test("eviction: a server cannot grow the jar beyond its limits; the least recently used go first")
     func eviction() {
         var store = CookieStore(limits: .init(perDomain: 5, total: 8))

@@ -79,11 +79,12 @@ struct CookieStore: Sendable, Equatable {
             return .insecure
         }
         var bucket = buckets.removeValue(forKey: cookie.domain) ?? []
+        // An expired cookie is gone (§5.3): one set again in its slot is new, created now.
+        bucket.removeAll { $0.isExpired(at: now) }
         if let index = bucket.firstIndex(where: { $0.sameSlot(as: cookie) }) {
             cookie.created = bucket[index].created
             bucket.remove(at: index)
         }
-        bucket.removeAll { $0.isExpired(at: now) }
         if !cookie.isExpired(at: now) { bucket.append(cookie) }
         if bucket.count > limits.perDomain {
             bucket.sort { $0.lastAccessed < $1.lastAccessed }
