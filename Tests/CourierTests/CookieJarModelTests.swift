@@ -106,6 +106,10 @@ struct CookieJarModelTests {
             let path = directory.appendingPathComponent(file.name).path
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber
             #expect(mode?.intValue == 0o600, "\(hint)")
+            // The file itself holds the persistent cookies only (reading it back drops the others too).
+            let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+            let persistent = model.summaries(at: clock.secondsSince1970, persistentOnly: true)
+            #expect((saved?["cookies"] as? [Any])?.count == persistent.count, "\(hint): the file holds \(saved ?? [:])")
             clock.advance(by: 30)
             let reloaded = try CookieJar(file: file, now: clock.now)
             model.dropSessionCookies()
