@@ -35,18 +35,22 @@ struct CookieConversationTests {
         func sameOrigin(as other: Place) -> Bool { (scheme, host, port) == (other.scheme, other.host, other.port) }
     }
 
-    /// Plays `steps` random steps through `connection` over `places`, with `route` recording what
+    /// Plays conversation `stream` of the test seeded with `seed`: 40 random steps over `places`
+    /// through a connection to `base` with a fresh jar on its own clock, `route` recording what
     /// the servers received; stops at the first difference from the model. A step may redirect
     /// to another place when `redirects` allows it (Courier refuses https to http by default).
-    static func play(_ steps: Int, connection: HTTPConnection, places: @escaping (inout SeededRandom) -> Place,
-                     redirects: (Place, Place) -> Bool = { _, _ in true },
-                     route: CookieConversationRoute, clock: ManualDateClock, using random: inout SeededRandom,
-                     hint: String) async throws {
+    static func play(seed: UInt64, stream: Int, base: String, transport: NativeTransport, leaks: LeakCheck,
+                     places: (inout SeededRandom) -> Place, redirects: (Place, Place) -> Bool = { _, _ in true },
+                     route: CookieConversationRoute) async throws {
+        var random = SeededRandom(seed: seed, stream: stream)
+        let clock = ManualDateClock(start: CookieJarModelTests.start)
+        let connection = leaks.track(Self.connection(base: base, transport: transport, clock: clock))
+        let hint = CookieJarModelTests.hint(seed: seed, stream: stream)
         var generator = SetCookieGenerator()
         generator.wireSafe = true
         var model = CookieModel()
         var log: [String] = []
-        for step in 0..<steps {
+        for step in 0..<40 {
             clock.advance(by: Double(Int.random(in: 1...120, using: &random)))
             if Int.random(in: 0..<10, using: &random) == 0 { clock.advance(by: 86_400) }
             let now = clock.secondsSince1970
@@ -93,15 +97,12 @@ struct CookieConversationTests {
             for server in servers { leaks.watch(server) }
             let ports = servers.map(\.port)
             for stream in 0..<4 {
-                var random = SeededRandom(seed: seed, stream: stream)
-                let clock = ManualDateClock(start: CookieJarModelTests.start)
-                let connection = leaks.track(Self.connection(base: "http://example.test:\(ports[0])", transport: transport, clock: clock))
-                let hint = "seed 0x\(String(seed, radix: 16)) (COURIER_TEST_SEED) stream \(stream)"
-                try await Self.play(40, connection: connection, places: { random in
+                try await Self.play(seed: seed, stream: stream, base: "http://example.test:\(ports[0])", transport: transport,
+                                    leaks: leaks, places: { random in
                     let host = [Self.hosts.randomElement(using: &random)!, "127.0.0.1"].randomElement(using: &random)!
                     return Place(scheme: "http", host: host, port: ports.randomElement(using: &random)!,
                                  path: Self.paths.randomElement(using: &random)!)
-                }, route: route, clock: clock, using: &random, hint: hint)
+                }, route: route)
             }
         }
     }
@@ -129,15 +130,12 @@ struct CookieConversationTests {
             leaks.watch(server)
             leaks.watch(port: nginx.port)
             for stream in 0..<3 {
-                var random = SeededRandom(seed: seed, stream: stream)
-                let clock = ManualDateClock(start: CookieJarModelTests.start)
-                let connection = leaks.track(Self.connection(base: "https://localhost:\(nginx.port)", transport: transport, clock: clock))
-                let hint = "seed 0x\(String(seed, radix: 16)) (COURIER_TEST_SEED) stream \(stream)"
-                try await Self.play(40, connection: connection, places: { random in
+                try await Self.play(seed: seed, stream: stream, base: "https://localhost:\(nginx.port)", transport: transport,
+                                    leaks: leaks, places: { random in
                     let https = Bool.random(using: &random)
                     return Place(scheme: https ? "https" : "http", host: "localhost", port: https ? nginx.port : server.port,
                                  path: Self.paths.randomElement(using: &random)!)
-                }, redirects: { $0.scheme == "http" || $1.scheme == "https" }, route: route, clock: clock, using: &random, hint: hint)
+                }, redirects: { $0.scheme == "http" || $1.scheme == "https" }, route: route)
             }
         }
     }

@@ -17,6 +17,11 @@ struct CookieJarModelTests {
     /// When every jar's clock starts (2027).
     static let start = 1_800_000_000.0
 
+    /// How a failure names the conversation, to replay it.
+    static func hint(seed: UInt64, stream: Int) -> String {
+        "seed 0x\(String(seed, radix: 16)) (replay with COURIER_TEST_SEED=0x\(String(seed, radix: 16))) stream \(stream)"
+    }
+
     /// A random URL and what the model makes of it.
     static func place(using random: inout SeededRandom) -> (URL, CookieModel.Place) {
         let host = hosts.randomElement(using: &random)!
@@ -84,7 +89,7 @@ struct CookieJarModelTests {
             let clock = ManualDateClock(start: Self.start)
             let jar = CookieJar(now: clock.now)
             var model = CookieModel()
-            let hint = "seed 0x\(String(seed, radix: 16)) (COURIER_TEST_SEED) stream \(stream)"
+            let hint = Self.hint(seed: seed, stream: stream)
             guard Self.play(200, jar: jar, model: &model, clock: clock, using: &random, hint: hint) else { return }
         }
     }
@@ -96,7 +101,7 @@ struct CookieJarModelTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         for stream in 0..<6 {
             var random = SeededRandom(seed: seed, stream: stream)
-            let hint = "seed 0x\(String(seed, radix: 16)) (COURIER_TEST_SEED) stream \(stream)"
+            let hint = Self.hint(seed: seed, stream: stream)
             let clock = ManualDateClock(start: Self.start)
             let file = CookieJar.File(directory: PrivateDirectory(url: directory), name: "jar-\(stream).json")
             let jar = try CookieJar(file: file, now: clock.now)
@@ -133,7 +138,7 @@ struct CookieJarModelTests {
         let seed = SeededRandom.seed()
         for stream in 0..<10 {
             var random = SeededRandom(seed: seed, stream: stream)
-            let hint = "seed 0x\(String(seed, radix: 16)) (COURIER_TEST_SEED) stream \(stream)"
+            let hint = Self.hint(seed: seed, stream: stream)
             let clock = ManualDateClock(start: Self.start)
             let jar = CookieJar(limits: .init(perDomain: 4, total: 20), now: clock.now)
             var model = CookieModel()
