@@ -89,10 +89,11 @@ struct SetCookie: Equatable, Sendable {
 
     /// The cookies of one field value that Foundation's URLSession joined from several
     /// `Set-Cookie` fields, separated by commas (``URLSessionTransport`` alone calls this: the
-    /// native transport keeps each field, and a field is one cookie). A comma starts a new cookie when what follows it is
-    /// a name and `=` (no space, `;` or `,` before the `=`); the comma in an `Expires` date
-    /// (`Wed, 09 Jun 2021 …`) is not followed by one, and a cookie's name and value cannot hold a
-    /// comma (RFC 6265 §4.1.1), so a field holding one cookie is never split.
+    /// native transport keeps each field, and a field is one cookie). A comma starts a new
+    /// cookie when what follows it is a name and `=` (no space, `;` or `,` before the `=`); the
+    /// comma in an `Expires` date (`Wed, 09 Jun 2021 …`) is not followed by one, and a cookie's
+    /// name and value cannot hold a comma (RFC 6265 §4.1.1), so a field holding one cookie is
+    /// never split.
     static func split(_ value: String) -> [String] {
         var pieces: [String] = []
         var current = Substring(value)
