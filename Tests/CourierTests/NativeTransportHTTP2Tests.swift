@@ -232,8 +232,10 @@ struct NativeTransportHTTP2Tests {
     func alpnFallback() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let nginx = try await Nginx.start(files: ["rooms.json": Self.small],
-                                          server: "access_log logs/access.log courier;",
+        // slow.bin takes about a second (16 KiB at 16 KiB/s), so the burst's requests overlap
+        // however slowly a loaded machine starts them.
+        let nginx = try await Nginx.start(files: ["rooms.json": Self.small, "slow.bin": Data(count: 16 << 10)],
+                                          server: "access_log logs/access.log courier; location = /slow.bin { limit_rate 16k; }",
                                           http: "log_format courier '$server_protocol $connection $status';",
                                           tls: (certificates.valid.certificate, certificates.valid.key))
         defer { nginx.stop() }
@@ -247,8 +249,9 @@ struct NativeTransportHTTP2Tests {
             #expect(try await transport.send(Self.request(url), observer: IgnoringTransportObserver()).status.code == 200)
             #expect(await transport.poolSnapshots(for: url).count == 1)
             // Then it spreads over both loops, each within its share of the limit.
+            let slow = nginx.url("/slow.bin")
             let codes = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<8 { group.addTask { try await transport.send(Self.request(url), observer: IgnoringTransportObserver()).status.code } }
+                for _ in 0..<8 { group.addTask { try await transport.send(Self.request(slow), observer: IgnoringTransportObserver()).status.code } }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(codes == Array(repeating: 200, count: 8))
