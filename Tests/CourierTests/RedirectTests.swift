@@ -60,6 +60,24 @@ struct RedirectTests {
         }
     }
 
+    @Test("F1 a Location whose scheme and host are in capitals is followed as the same URL in lowercase", arguments: TransportUnderTest.allCases)
+    func shoutedLocation(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            let shouted = "HTTP://LOCALHOST:\(server.port)/echo/landed"
+            server.route("/shout") { _ in .response(status: 302, headers: [("Location", shouted)]) }
+            let connection = leaks.connection(server, transport)
+            let response = try await connection.get("/shout")
+            #expect(response.status == .ok)
+            #expect(try response.decode(Echo.self).path == "/echo/landed")
+            #expect(response.metrics?.redirects == 1)
+            let direct = try await connection.get("HTTP://127.0.0.1:\(server.port)/echo/direct")
+            #expect(try direct.decode(Echo.self).path == "/echo/direct")
+        }
+    }
+
     @Test("F3 301/302/303 turn POST into GET without a body; 307/308 keep both",
           arguments: TransportUnderTest.allCases, [301, 302, 303, 307, 308])
     func methodRewrite(transport: TransportUnderTest, status: Int) async throws {

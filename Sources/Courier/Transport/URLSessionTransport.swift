@@ -96,7 +96,7 @@ public final class URLSessionTransport: Transport {
         }
         // Corelibs truncates the interval to whole seconds (0 meaning its 60 s default), so the
         // exchange's own watchdog enforces the exact idle timeout; this is only a backstop.
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
+        var urlRequest = URLRequest(url: Self.lowercasingScheme(of: request.url), cachePolicy: .reloadIgnoringLocalCacheData,
                                     timeoutInterval: max(1, request.timeout.timeInterval.rounded(.up)) + 1)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.httpShouldHandleCookies = false
@@ -130,5 +130,18 @@ public final class URLSessionTransport: Transport {
             exchange.abandon(error: URLError(.cancelled))
         }
         return try result.get()
+    }
+}
+
+extension URLSessionTransport {
+    /// `url` with its scheme in lowercase. Schemes are case-insensitive (RFC 3986 §3.1), so
+    /// Courier takes `HTTP://…` (a target, a redirect's `Location`), but FoundationNetworking
+    /// picks its protocol by comparing the scheme with `http` and `https` exactly, and would fail
+    /// such a URL as unsupported.
+    static func lowercasingScheme(of url: URL) -> URL {
+        guard let scheme = url.scheme, scheme != scheme.lowercased(),
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.scheme = scheme.lowercased()
+        return components.url ?? url
     }
 }
