@@ -9,7 +9,8 @@ import Foundation
 /// ``Authenticator`` applied and the connection's default headers
 /// (``TransportRequest/isCredential(_:)``). A hop from https to http is refused unless allowed. A chain longer than
 /// the limit fails with ``HTTPConnectionError/tooManyRedirects``, and a chain that comes back to a
-/// request already made fails with ``HTTPConnectionError/redirectCycle``.
+/// request already made (the same method and URL; a fragment, the case of scheme and host and a
+/// written default port make no difference) fails with ``HTTPConnectionError/redirectCycle``.
 public struct RedirectPolicy: Sendable {
     /// The most redirects followed for one request.
     public let limit: Int

@@ -60,6 +60,26 @@ struct RedirectTests {
         }
     }
 
+    @Test("F2 a cycle is detected when the Location differs from a request already made only by its fragment or the case of its scheme",
+          arguments: TransportUnderTest.allCases)
+    func cycleThroughAnotherSpelling(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            let back = "HTTP://127.0.0.1:\(server.port)/a#top"
+            server.route("/a") { _ in .response(status: 302, headers: [("Location", "/b")]) }
+            server.route("/b") { _ in .response(status: 302, headers: [("Location", back)]) }
+            server.route("/c") { _ in .response(status: 307, headers: [("Location", "/c#again")]) }
+            let connection = leaks.connection(server, transport)
+            await #expect(throws: HTTPConnectionError.redirectCycle) { try await connection.get("/a") }
+            #expect(server.requestCount(path: "/a") == 1)
+            #expect(server.requestCount(path: "/b") == 1)
+            await #expect(throws: HTTPConnectionError.redirectCycle) { try await connection.get("/c") }
+            #expect(server.requestCount(path: "/c") == 1)
+        }
+    }
+
     @Test("F1 a Location whose scheme and host are in capitals is followed as the same URL in lowercase", arguments: TransportUnderTest.allCases)
     func shoutedLocation(transport: TransportUnderTest) async throws {
         let server = try TestServer()

@@ -104,7 +104,16 @@ struct RedirectStage: PipelineStage {
         return next
     }
 
+    /// What makes two hops the same request: the method and the URL as the server gets it, so
+    /// scheme and host in any case, the port written or implied, and no fragment (it is never
+    /// sent): `/a#top` and `HTTP://host/a` repeat `http://host:80/a`.
     private static func key(_ request: TransportRequest) -> String {
-        "\(request.method.rawValue) \(request.url.absoluteString)"
+        let url = request.url
+        guard let origin = URLOrigin(url), let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return "\(request.method.rawValue) \(url.absoluteString)"
+        }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let query = components.percentEncodedQuery.map { "?\($0)" } ?? ""
+        return "\(request.method.rawValue) \(origin.scheme)://\(origin.host):\(origin.port)\(path)\(query)"
     }
 }
