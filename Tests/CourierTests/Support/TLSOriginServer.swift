@@ -5,19 +5,25 @@ import Glibc
 #endif
 
 /// An in-process HTTPS origin for proxy tests: it listens on 127.0.0.1 (port 0), runs the
-/// server side of TLS with a test certificate (``ServerTLSContext``) and answers every `GET`
-/// with `200` and ``ProxyChaosOrigin/body(for:)`` of its path, keeping the connection open
-/// for more requests (HTTP/1.1 keep-alive), one thread per connection. It logs every request
-/// head it read, so that a test can check what reached the origin.
+/// server side of TLS with a test certificate (``ServerTLSContext``) and answers every request
+/// with `200` and ``ProxyChaosOrigin/body(for:)`` of its path, or as its ``Answer`` says,
+/// keeping the connection open for more requests (HTTP/1.1 keep-alive), one thread per
+/// connection. It reads a body sent with `Content-Length` (not a chunked one), and logs every
+/// request head it read, so that a test can check what reached the origin.
 final class TLSOriginServer: Sendable {
+    /// How the server answers one request: from its head (request line and fields, without the
+    /// blank line) and its body, the bytes of a whole response.
+    typealias Answer = @Sendable (_ head: String, _ body: [UInt8]) -> [UInt8]
+
     /// The port it accepts on.
     let port: Int
     private let listener: Int32
     private let sockets = AcceptedSockets()
     private let heads = Locked<[String]>([])
 
-    /// Starts listening; `tls` holds the certificate it serves.
-    init(tls: ServerTLSContext) throws {
+    /// Starts listening; `tls` holds the certificate it serves, and `answer` answers each request
+    /// (by default, `200` and ``ProxyChaosOrigin/body(for:)`` of the request's target).
+    init(tls: ServerTLSContext, answer: @escaping Answer = TLSOriginServer.proxyChaosAnswer) throws {
         let (listener, port) = try LoopbackPort.listening(backlog: 64)
         self.listener = listener
         self.port = port
@@ -33,7 +39,7 @@ final class TLSOriginServer: Sendable {
                         sockets.close(client)
                     }
                     guard (try? stream.acceptTLS(tls)) != nil else { return }
-                    Self.serve(stream, heads: heads)
+                    Self.serve(stream, heads: heads, answer: answer)
                 }.start()
             }
         }
@@ -46,15 +52,27 @@ final class TLSOriginServer: Sendable {
     }
 
     /// Answers the requests of one connection until the client closes it.
-    private static func serve(_ stream: PeerStream, heads: Locked<[String]>) {
+    private static func serve(_ stream: PeerStream, heads: Locked<[String]>, answer: Answer) {
         var pending: [UInt8] = []
         while let head = stream.readHead(&pending) {
             heads.withLock { $0.append(head) }
-            let target = head.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? "/"
-            let body = ProxyChaosOrigin.body(for: target)
-            guard stream.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\n\r\n"),
-                  stream.write(Array(body)) else { return }
+            let length = head.split(separator: "\r\n").dropFirst().lazy.compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
+            guard stream.fill(&pending, toCount: length) else { return }
+            let body = Array(pending.prefix(length))
+            pending.removeFirst(length)
+            guard stream.write(answer(head, body)) else { return }
         }
+    }
+
+    /// The default answer: `200` and ``ProxyChaosOrigin/body(for:)`` of the request's target.
+    static func proxyChaosAnswer(head: String, body: [UInt8]) -> [UInt8] {
+        let target = head.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? "/"
+        let content = ProxyChaosOrigin.body(for: target)
+        return Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(content.count)\r\n\r\n".utf8) + Array(content)
     }
 
     /// The request heads it read so far, in order.
