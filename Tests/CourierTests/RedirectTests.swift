@@ -165,6 +165,27 @@ struct RedirectTests {
         }
     }
 
+    @Test("F5 a Location whose port is outside 1...65535 is refused as unusable, as a target with that port is", arguments: TransportUnderTest.allCases)
+    func unusablePort(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks throws in
+            leaks.watch(server)
+            server.route("/port0") { _ in .response(status: 302, headers: [("Location", "http://127.0.0.1:0/x")]) }
+            server.route("/port99999") { _ in .response(status: 307, headers: [("Location", "https://127.0.0.1:99999/x")]) }
+            let connection = leaks.connection(server, transport)
+            for path in ["/port0", "/port99999"] {
+                do throws(HTTPConnectionError) {
+                    _ = try await connection.get(path)
+                    Issue.record("\(path): a redirect to an unusable port was followed")
+                } catch {
+                    #expect(error == .redirectRefused, "\(path): \(error)")
+                    #expect(error.response?.status.code == (path == "/port0" ? 302 : 307), "\(path)")
+                }
+            }
+        }
+    }
+
     @Test("redirect following can be turned off, and hooks can stop or refuse a hop", arguments: TransportUnderTest.allCases)
     func policyAndHooks(transport: TransportUnderTest) async throws {
         let server = try TestServer()

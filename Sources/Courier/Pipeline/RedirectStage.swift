@@ -55,7 +55,7 @@ struct RedirectStage: PipelineStage {
         }
         guard let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              target.host?.isEmpty == false else {
+              target.host?.isEmpty == false, Self.isUsable(target) else {
             throw .redirectRefused.with(detail: "the Location '\(location.prefix(200))' is not a usable http(s) URL",
                                         response: response)
         }
@@ -71,6 +71,14 @@ struct RedirectStage: PipelineStage {
         case .stop: return nil
         case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(Redaction.url(target))", response: response)
         }
+    }
+
+    /// Whether `target` passes the check a request's own URL passes: http(s), a host and a port
+    /// in 1...65535 (``RequestPlan/isHTTPWithHost(_:)``), so that a `Location` no transport
+    /// could use is refused here, the same way on every transport, before anything is sent.
+    private static func isUsable(_ target: URL) -> Bool {
+        var text = target.absoluteString
+        return RequestPlan.isHTTPWithHost(&text)
     }
 
     /// Refuses a hop that would resend a consumed stream, or that was already requested.

@@ -117,8 +117,9 @@ struct RequestPlan: Sendable {
     }
 
     /// Whether `text` is an absolute `http` or `https` URL with a host and a usable port: the
-    /// transport's own split (``URLSplit``), one pass over the bytes, nothing decoded.
-    private static func isHTTPWithHost(_ text: inout String) -> Bool {
+    /// transport's own split (``URLSplit``), one pass over the bytes, nothing decoded. A target
+    /// and a redirect's `Location` (``RedirectStage``) must both pass it.
+    static func isHTTPWithHost(_ text: inout String) -> Bool {
         text.makeContiguousUTF8()
         return text.utf8.withContiguousStorageIfAvailable(URLSplit.isUsable) ?? false
     }
