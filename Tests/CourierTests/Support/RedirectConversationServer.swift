@@ -128,12 +128,19 @@ final class RedirectConversationServer: Sendable {
             let echo = TestServer.Reply.json(["id": "\(id)", "step": "\(place.step)", "method": method])
             return delay.map { .delayed($0, echo) } ?? echo
         case .redirect(let status, let step, let target, let form, let fragment):
-            return .response(status: status, headers: [("Location", location(id: id, step: step, target: target, form: form, fragment: fragment))])
+            return .response(status: status, headers: [("Location", location(id: id, step: step, target: target, form: form, fragment: fragment))],
+                             body: Self.page(place))
         case .noLocation(let status):
-            return .response(status: status)
+            return .response(status: status, body: Self.page(place))
         case .unusable(let status, let location):
-            return .response(status: status, headers: [("Location", location)])
+            return .response(status: status, headers: [("Location", location)], body: Self.page(place))
         }
+    }
+
+    /// The body of a redirect answer, as servers send one: 0 to 2,000 bytes, so that a
+    /// connection reused after a redirect must have read it whole.
+    private static func page(_ place: RedirectConversation.Place) -> Data {
+        Data(String(repeating: "moved ", count: (place.pathStep * 7 + (place.queryStep ?? 0) * 13) % 334).utf8)
     }
 
     /// Answers a request to the https origin as ``answer(_:_:_:_:_:at:)`` does, as the bytes of a
