@@ -9,8 +9,8 @@ import Testing
 /// that play a script per request: chains of 301/302/303/307/308 whose `Location` is absolute,
 /// in capitals, an absolute path, `../`, a query, scheme-relative, with or without a fragment, to
 /// the same origin, the same server by another name, another server or (native transport) an
-/// https origin; a final 200, a redirect without `Location`, one with an unusable `Location`, or a
-/// cycle back to an earlier step.
+/// https origin; a final 200, a redirect without `Location`, one with an unusable `Location` (not
+/// http(s), no host, unparsable, port 0), or a cycle back to an earlier step.
 ///
 /// ``RedirectConversationModel`` predicts from the documented rules every request the servers
 /// see (method, body, `Content-Type`, credentials, the default header, the hook's field), every
@@ -53,7 +53,11 @@ struct RedirectConversationTests {
         for conversation in 0..<10 {
             var random = SeededRandom(seed: seed, stream: conversation)
             let context = "conversation \(conversation), \(SeededRandom(seed: seed).replayHint)"
-            let calls = (0..<12).map { Self.draw(id: 100 * conversation + $0, &random, secure: native) }
+            // The last request of each conversation ends its chain with each unusable Location in turn.
+            let calls = (0..<12).map { index in
+                Self.draw(id: 100 * conversation + index, &random, secure: native,
+                          unusable: index == 11 ? Self.unusable[conversation % Self.unusable.count] : nil)
+            }
             server.load(calls)
             let hookCalls = Locked<[Int: [Model.HookCall]]>([:])
             let requests = try calls.map { try Self.request(for: $0, server, files: files, hookCalls: hookCalls) }
@@ -122,8 +126,12 @@ struct RedirectConversationTests {
         }
     }
 
-    /// Draws one request and its script.
-    static func draw(id: Int, _ random: inout SeededRandom, secure: Bool) -> Call {
+    /// `Location`s no request can follow: not http(s), unparsable, without a host, port 0.
+    static let unusable = ["ftp://files.example/rc", "http://[::1", "mailto:someone@example.com", "http:///rc/no-host", "http://127.0.0.1:0/rc"]
+
+    /// Draws one request and its script; with `unusable`, the script ends with that `Location`
+    /// and the request follows the connection's policy.
+    static func draw(id: Int, _ random: inout SeededRandom, secure: Bool, unusable forced: String? = nil) -> Call {
         typealias Origin = RedirectConversation.Origin
         let origins: [Origin] = secure ? Origin.allCases : [.base, .baseByName, .other]
         let start = random.next() % 10 < 6 ? .base : origins[Int(random.next() % UInt64(origins.count))]
@@ -137,7 +145,7 @@ struct RedirectConversationTests {
             default: body = .data(bytes)
             }
         }
-        let policy: RedirectConversation.Policy = switch random.next() % 16 {
+        var policy: RedirectConversation.Policy = switch random.next() % 16 {
         case 0..<4: .connectionDefault
         case 4..<6: .follow(limit: Int(random.next() % 5))
         case 6: .doNotFollow
@@ -156,14 +164,17 @@ struct RedirectConversationTests {
             answers.append(redirect(from: planned[step], to: step + 1, on: planned[step + 1], &random))
         }
         let status = RedirectConversation.statuses[Int(random.next() % 5)]
-        let unusable = ["ftp://files.example/rc", "http://[::1", "mailto:someone@example.com", "http:///rc/no-host"]
         switch random.next() % 10 {
         case 0..<6: answers.append(.ok(delay: nil))
         case 6: answers.append(.noLocation(status: status))
-        case 7: answers.append(.unusable(status: status, location: unusable[Int(random.next() % 4)]))
+        case 7: answers.append(.unusable(status: status, location: unusable[Int(random.next() % UInt64(unusable.count))]))
         default:
             let back = Int(random.next() % UInt64(hops + 1))
             answers.append(redirect(from: planned[hops], to: back, on: planned[back], &random))
+        }
+        if let forced {
+            answers[hops] = .unusable(status: status, location: forced)
+            policy = .connectionDefault
         }
         var call = Call(id: id, start: start, method: method, body: body, credentials: random.next() % 3 != 0, policy: policy,
                         deadline: nil, answers: answers)
