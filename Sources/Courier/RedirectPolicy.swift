@@ -11,6 +11,11 @@ import Foundation
 /// the limit fails with ``HTTPConnectionError/tooManyRedirects``, and a chain that comes back to a
 /// request already made (the same method and URL; a fragment, the case of scheme and host and a
 /// written default port make no difference) fails with ``HTTPConnectionError/redirectCycle``.
+///
+/// These rules shape the request a hop proposes (``RedirectHop/request``). A request that a hook
+/// or the delegate returns instead (``RedirectAction/followWith(_:)``) is sent as it is returned,
+/// checked only for a stream body already sent and for a cycle: whoever changes the URL decides
+/// which credentials go with it.
 public struct RedirectPolicy: Sendable {
     /// The most redirects followed for one request.
     public let limit: Int
