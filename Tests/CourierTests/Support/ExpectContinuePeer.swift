@@ -25,20 +25,17 @@ final class ExpectContinuePeer: Sendable {
         var firstOctetAfter: Double?
     }
 
-    let port: Int
-    private let listener: Int32
-    private let log = Locked<[Visit]>([])
-    private let accepted = Locked<[Int32]>([])
+    private let log: Locked<[Visit]>
+    private let listener: ThreadedListener
 
     init() throws {
-        (listener, port) = try LoopbackPort.listening(backlog: 64)
-        Thread { [self] in acceptLoop() }.start()
+        let log = Locked<[Visit]>([])
+        self.log = log
+        listener = try ThreadedListener { descriptor, _ in Self.serve(descriptor, log: log) }
     }
 
-    deinit {
-        close()
-        Glibc.close(listener)
-    }
+    /// The port it listens on.
+    var port: Int { listener.port }
 
     /// `http://127.0.0.1:<port>`.
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -48,28 +45,10 @@ final class ExpectContinuePeer: Sendable {
 
     /// Stops accepting and shuts every connection down.
     func close() {
-        Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        accepted.withLock { descriptors in
-            for fd in descriptors { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-        }
+        listener.close()
     }
 
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            accepted.withLock { $0.append(client) }
-            Thread { [self] in
-                serve(client)
-                accepted.withLock { descriptors in
-                    descriptors.removeAll { $0 == client }
-                    Glibc.close(client)
-                }
-            }.start()
-        }
-    }
-
-    private func serve(_ fd: Int32) {
+    private static func serve(_ fd: Int32, log: Locked<[Visit]>) {
         var reader = PeerReader(fd: fd)
         while let head = reader.head() {
             let start = Date()
@@ -106,7 +85,7 @@ final class ExpectContinuePeer: Sendable {
         }
     }
 
-    private func send(_ fd: Int32, _ text: String) {
+    private static func send(_ fd: Int32, _ text: String) {
         let data = Data(text.utf8)
         data.withUnsafeBytes { bytes in
             var offset = 0

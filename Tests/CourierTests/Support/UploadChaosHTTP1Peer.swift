@@ -33,61 +33,35 @@ final class UploadChaosHTTP1Peer: Sendable {
         var description: String { "\(connection).\(requestOnConnection) \(fault): got \(received)\(complete ? " (all)" : "")\(answered.map { ", answered '\($0)'" } ?? "")" }
     }
 
-    let port: Int
-    private let listener: Int32
     private let uploads: [String: UploadChaos.Upload]
     private let visits = Locked<[String: [Visit]]>([:])
-    private let accepted = Locked<[Int32]>([])
-    private let connections = Locked(0)
+    private let listener = Locked<ThreadedListener?>(nil)
 
     /// Starts listening for `uploads`.
     init(_ uploads: [UploadChaos.Upload]) throws {
-        (listener, port) = try LoopbackPort.listening(backlog: 64)
-        // A small receive buffer, so that a server that stops reading holds the client back soon.
-        var size: Int32 = 64 << 10
-        setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         self.uploads = Dictionary(uniqueKeysWithValues: uploads.map { ($0.path, $0) })
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
+        // A small receive buffer, so that a server that stops reading holds the client back soon.
+        let listening = try ThreadedListener(receiveBuffer: 64 << 10) { [weak self] descriptor, number in
+            self?.serve(descriptor, connection: number)
+        }
+        listener.withLock { $0 = listening }
     }
 
-    deinit {
-        close()
-        Glibc.close(listener)
-    }
+    /// The port it listens on.
+    var port: Int { listener.withLock { $0?.port ?? 0 } }
 
     /// `http://127.0.0.1:<port>`.
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// How many connections it accepted.
-    var connectionsAccepted: Int { connections.withLock { $0 } }
+    var connectionsAccepted: Int { listener.withLock { $0?.connectionsAccepted ?? 0 } }
 
     /// Every visit of `path`, in order.
     func visits(_ path: String) -> [Visit] { visits.withLock { $0[path] ?? [] } }
 
     /// Stops accepting and shuts every connection down.
     func close() {
-        Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        accepted.withLock { descriptors in
-            for fd in descriptors { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-        }
-    }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            accepted.withLock { $0.append(client) }
-            let number = connections.withLock { $0 += 1; return $0 }
-            let worker = Thread { [self] in
-                serve(client, connection: number)
-                accepted.withLock { descriptors in
-                    descriptors.removeAll { $0 == client }
-                    Glibc.close(client)
-                }
-            }
-            worker.start()
-        }
+        listener.withLock { $0?.close() }
     }
 
     /// Serves the requests of one connection until it closes or a fault ends it.
