@@ -52,10 +52,15 @@ struct OnceConversation: Sendable, CustomStringConvertible {
 
     /// One request of the conversation.
     struct Request: Sendable, CustomStringConvertible {
+        /// The request's place in the conversation.
         let index: Int
+        /// Its path on the server, unique in the run.
         let path: String
+        /// How it is started and heard.
         let style: Style
+        /// How the server answers it.
         let behaviour: OnceConversationServer.Behaviour
+        /// What the test does to it.
         let action: Action
         /// The request as sent: its timeout, deadline, lifetime and index header set.
         let request: HTTPRequest
@@ -75,16 +80,21 @@ struct OnceConversation: Sendable, CustomStringConvertible {
         case ended
     }
 
+    /// Whether the connection retries (2 attempts, 2–8 ms backoff) or never does.
     let retries: Bool
     /// 0: the connection's own queue; 1: a serial queue of the test's; 2: one that targets a global queue.
     let queueKind: Int
+    /// The connection's timeout (`nil`: the global default).
     let connectionTimeout: Duration?
+    /// Whether `async` requests run on a task of their own rather than in their caller's.
     let ownTask: Bool
+    /// Whether every request is unmanaged.
     let unmanaged: Bool
     /// The test drops its reference to the connection at the end, with requests still held.
     let releases: Bool
     /// Before which action step `cancelAll` runs, if it does.
     let cancelAllStep: Int?
+    /// The requests, in the order they start.
     let requests: [Request]
 
     var description: String {
@@ -98,18 +108,23 @@ struct OnceConversation: Sendable, CustomStringConvertible {
         queueKind = Int(random.next() % 3)
         connectionTimeout = [nil, .seconds(5), .seconds(10)][Int(random.next() % 3)]
         ownTask = random.next() % 2 == 0
-        // Conversation 1 always releases a connection of unmanaged requests, some held.
+        // Conversation 1 always releases a connection of unmanaged requests, its first one held.
         unmanaged = random.next() % 3 == 0 || number == 1
         releases = (unmanaged && random.next() % 2 == 0) || number == 1
         let count = 10 + Int(random.next() % 7)
-        cancelAllStep = random.next() % 4 == 0 ? Int(random.next() % UInt64(count)) : nil
+        let cancelAllStep = random.next() % 4 == 0 ? Int(random.next() % UInt64(count)) : nil
+        // Conversation 1 keeps its held request from `cancelAll`; conversation 2 always calls it.
+        self.cancelAllStep = number == 1 ? nil : number == 2 ? cancelAllStep ?? count / 2 : cancelAllStep
         var requests: [Request] = []
         for index in 0..<count {
             let path = "/once/c\(number)-r\(index)"
             var style = Style.allCases[Int(random.next() % 4)]
             if releases, style == .async { style = .completion }  // an `async` caller holds its connection
-            let behaviour = Self.drawBehaviour(&random, drops: drops)
-            let action = Self.drawAction(for: behaviour, &random, sweep: number * 16 + index)
+            var behaviour = Self.drawBehaviour(&random, drops: drops)
+            var action = Self.drawAction(for: behaviour, &random, sweep: number * 16 + index)
+            if number == 1, index == 0 {  // held, without a cancel, when the connection goes
+                (behaviour, action) = (.gated, .none)
+            }
             var request = HTTPRequest(.get, path, headers: [OnceLedger.indexHeader: "\(index)"])
             request.lifetime = unmanaged ? .unmanaged : .managed
             request.timeout = [nil, .seconds(5), .seconds(10)][Int(random.next() % 3)]

@@ -55,6 +55,7 @@ extension OnceConversationRun {
         return ids
     }
 
+    /// Counts the situations a request met: a race either way, a cancel before any answer, an expiry.
     private func tallyEnding(_ request: OnceConversation.Request, _ ending: OnceLedger.Ending, _ cancels: [Knowledge],
                              _ tally: inout TerminalCallbackConversationTests.Tally) {
         let cancelled = ending == .failed(HTTPConnectionError.cancelled.kindName)

@@ -14,6 +14,7 @@ struct OnceConversationRun: Sendable {
         case id(RequestID)
         case task(Task<Void, Never>)
 
+        /// The id `start` returned; `nil` for an `async` request.
         var id: RequestID? {
             if case .id(let id) = self { return id }
             return nil
@@ -23,9 +24,13 @@ struct OnceConversationRun: Sendable {
     /// An object only a request's closures hold: freed once the library lets go of them.
     final class Capture: Sendable {}
 
+    /// The conversation to run.
     let plan: OnceConversation
+    /// The server, with the paths of every conversation of the test.
     let server: OnceConversationServer
+    /// The transport under test (a fresh instance for this conversation).
     let transport: TransportUnderTest
+    /// The conversation, its plan and the seed, for failure messages.
     let context: String
 
     /// Starts every request, runs the actions in a random order (with `cancelAll` among them, if
@@ -131,6 +136,7 @@ struct OnceConversationRun: Sendable {
         }
     }
 
+    /// Cancels a request the way its user would: by id, or by cancelling the `async` caller's task.
     private func cancel(_ handle: Handle, on connection: HTTPConnection) {
         switch handle {
         case .id(let id): connection.cancel(id)
@@ -150,6 +156,7 @@ struct OnceConversationRun: Sendable {
         }
     }
 
+    /// Calls `cancelAll`, noting first what the test knew of each request.
     private func cancelAll(_ connection: HTTPConnection, _ handles: [Handle], _ ledger: OnceLedger, _ cancels: inout [[Knowledge]],
                            _ tally: inout TerminalCallbackConversationTests.Tally) {
         for request in plan.requests { cancels[request.index].append(knowledge(request, handles[request.index], ledger)) }

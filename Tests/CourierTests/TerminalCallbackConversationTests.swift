@@ -25,11 +25,17 @@ import Testing
 struct TerminalCallbackConversationTests {
     /// What the run met, to show that the races happened both ways.
     struct Tally: CustomStringConvertible {
+        /// Cancels racing an answer that ended the request cancelled.
         var raceCancelled = 0
+        /// Cancels racing an answer that came after the answer had ended the request.
         var raceAnswered = 0
+        /// Requests cancelled when no answer could exist yet.
         var cancelledBeforeAnswer = 0
+        /// Requests ended by their own timeout or deadline.
         var expired = 0
+        /// Unmanaged requests held when their connection went, which heard nothing.
         var silent = 0
+        /// `cancelAll` calls.
         var cancelAlls = 0
         /// The client's times from an answer in the socket to its terminal callback, measured so far.
         private var clientTimes: [Duration] = []

@@ -126,6 +126,8 @@ final class OnceLedger: HTTPConnectionDelegate {
 
     // MARK: the delegate
 
+    /// Records a delegate call for `id` (a terminal one with its `ending`): off the queue, or
+    /// after the request's terminal call, it is noted as such.
     private func heard(_ what: String, _ id: RequestID, ending: Ending? = nil) {
         let offQueue = DispatchQueue.getSpecific(key: queueKey) != true
         state.withLock { state in
