@@ -111,10 +111,24 @@ final class RequestTask: Sendable {
         guard let (context, validation) = await prepare() else { return }
         do {
             let response = try await pipeline.send(context.plan.transportRequest, context: context)
+            if let passed = deadlinePassed(context) { return end(.failure(passed), notify: true) }
             await complete(consume response, validation: validation, streams: context.streamsResponse)
         } catch {
-            end(.failure(error), notify: true)
+            end(.failure(deadlinePassed(context) ?? error), notify: true)
         }
+    }
+
+    /// The deadline's error when the request's deadline has passed, whether or not its timer has
+    /// run yet: on a busy machine Dispatch can run the timer late, and an outcome that came after
+    /// the deadline must not stand in for the deadline's.
+    private func deadlinePassed(_ context: RequestContext) -> HTTPConnectionError? {
+        guard let limit = context.plan.deadline, let deadline = context.deadline, ContinuousClock.now >= deadline else { return nil }
+        return Self.deadlineExceeded(limit)
+    }
+
+    /// The error of a request whose deadline, `limit` after its start, has passed.
+    private static func deadlineExceeded(_ limit: Duration) -> HTTPConnectionError {
+        .deadlineExceeded.with(detail: "the deadline was \(limit)")
     }
 
     /// Arms the deadline, reports the start (unless the trip that asked the delegate for the
@@ -311,7 +325,7 @@ final class RequestTask: Sendable {
     /// Fails the request when its deadline passes.
     private func armDeadline(_ deadline: Duration) {
         let timer = DeadlineTimer(after: deadline) { [weak self] in
-            self?.end(.failure(.deadlineExceeded.with(detail: "the deadline was \(deadline)")), notify: true)
+            self?.end(.failure(Self.deadlineExceeded(deadline)), notify: true)
         }
         deadlineTimer.withLock { $0 = timer }
     }
