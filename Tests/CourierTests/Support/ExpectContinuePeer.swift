@@ -10,8 +10,13 @@ import Glibc
 /// - `/continue`: answers `100 Continue` to a request that expects it, reads the body, answers
 ///   `200` with the number of body octets;
 /// - `/silent`: never answers `100 Continue`; reads the body, answers `200` likewise;
+/// - `/swallow`: never answers `100 Continue`; reads the body and never answers (until the
+///   client closes);
+/// - `/continue-then-refuse`: writes `100 Continue` and a `413` in one `send`, then reads what
+///   comes until the client closes;
 /// - `/reject`: answers `401` as soon as the head arrived, then counts the body octets that still
-///   come, until the body ends (then it serves the connection on) or the client closes.
+///   come, until the body ends (then it serves the connection on), the client closes, or 2 s
+///   pass without any (libcurl keeps such a connection open: then it closes it itself).
 ///
 /// It logs each request (``Visit``): whether it expected `100 Continue`, how many body octets
 /// arrived, and how long after the head the first of them came.
@@ -58,13 +63,22 @@ final class ExpectContinuePeer: Sendable {
             if head.path == "/reject" {
                 send(fd, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
                 // What still arrives is body the client should have held back: read until the
-                // body ends (the connection then serves on) or the client closes.
-                let ended = framing.read(&reader, upTo: 1, into: &body)
+                // body ends (the connection then serves on), the client closes, or 2 s of silence.
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let arrives = reader.hasBuffered || poll(&poller, 1, 2_000) > 0
+                let ended = arrives && framing.read(&reader, upTo: 1, into: &body)
                 if !body.isEmpty { visit.firstOctetAfter = Date().timeIntervalSince(start) }
                 let complete = ended && framing.read(&reader, upTo: .max, into: &body) && framing.done
                 visit.bodyOctets = body.count
                 log.withLock { $0.append(visit) }
                 if complete { continue }
+                return
+            }
+            if head.path == "/continue-then-refuse" {
+                send(fd, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                _ = framing.read(&reader, upTo: .max, into: &body)
+                visit.bodyOctets = body.count
+                log.withLock { $0.append(visit) }
                 return
             }
             if head.path == "/continue", head.expectsContinue { send(fd, "HTTP/1.1 100 Continue\r\n\r\n") }
@@ -80,6 +94,10 @@ final class ExpectContinuePeer: Sendable {
             visit.bodyOctets = body.count
             log.withLock { $0.append(visit) }
             guard framing.done else { return }
+            if head.path == "/swallow" {
+                _ = reader.take(max: 1)  // until the client gives up and closes
+                return
+            }
             let answer = "\(body.count)"
             send(fd, "HTTP/1.1 200 OK\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)")
         }

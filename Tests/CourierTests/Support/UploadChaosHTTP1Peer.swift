@@ -190,6 +190,9 @@ struct PeerReader {
 
     init(fd: Int32) { self.fd = fd }
 
+    /// Whether bytes read from the socket wait in the buffer.
+    var hasBuffered: Bool { position < buffer.count }
+
     /// Reads more into the buffer; `false` at the end, on an error or after 10 s of silence.
     private mutating func fill() -> Bool {
         if position == buffer.count {

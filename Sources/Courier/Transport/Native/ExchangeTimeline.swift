@@ -54,6 +54,11 @@ struct ExchangeTimeline {
         if requestWritten == nil, assigned != nil { requestWritten = time }
     }
 
+    /// Forgets the response's start: what came was an interim answer before the request's body.
+    mutating func forgetResponseStart() {
+        responseStarted = nil
+    }
+
     /// The response's first byte arrived at `time`; later calls keep the first.
     mutating func recordResponseStarted(at time: UInt64) {
         if responseStarted == nil, assigned != nil { responseStarted = time }

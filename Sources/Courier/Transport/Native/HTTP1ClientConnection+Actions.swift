@@ -29,7 +29,9 @@ extension HTTP1ClientConnection {
         case .awaitContinue(let timerAt):
             armWatchdog(deadline: timerAt)
             setInterest(machine.readPaused ? [] : .readable)
-        case .sendBody:
+        case .sendBody(let timerAt):
+            armWatchdog(deadline: timerAt)
+            exchange?.bodyReleased()
             sendHeldBody()
         case .readAfterWriteFailure(let error):
             setInterest(.readable)

@@ -92,20 +92,28 @@ extension HTTP1ClientConnection {
     }
 
     /// Hands received (plaintext) bytes to the machine, performing its actions until it has
-    /// taken them all or the request ended.
+    /// taken them all or the request ended. A body released by `100 Continue` is written once
+    /// the rest of the bytes were taken (a final answer may follow the `100` in the same read),
+    /// never from inside the read: a write that fails reads the socket again.
     func process(_ bytes: UnsafeRawBufferPointer) {
         let now = EventLoop.now()
         exchange?.timeline.recordResponseStarted(at: now)
         var cursor = 0
+        var release: HTTP1ConnectionStateMachine.Action?
         while true {
             let action = machine.bytesRead(bytes, cursor: &cursor, at: now)
-            perform(action)
             switch action {
             case .deliverHead, .deliverBody:
+                perform(action)
+                continue
+            case .sendBody:
+                release = action
                 continue
             default:
-                return
+                perform(action)
             }
+            break
         }
+        if let release, machine.isWriting { perform(release) }
     }
 }

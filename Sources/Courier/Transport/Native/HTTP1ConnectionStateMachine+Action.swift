@@ -36,8 +36,10 @@ extension HTTP1ConnectionStateMachine {
         /// socket for reading only, and make the timer fire no later than the deadline (when the
         /// body goes anyway).
         case awaitContinue(timerAt: UInt64)
-        /// The server said `100 Continue` (or the wait for it ended): write the body now.
-        case sendBody
+        /// The server said `100 Continue` (or the wait for it ended): write the body now (from a
+        /// read, once the rest of the read's bytes were taken), and make the timer fire no later
+        /// than the deadline (the request's silence timeout, counted from now).
+        case sendBody(timerAt: UInt64)
         /// Writing failed before any response byte came: watch for reading, read what the server
         /// answered anyway, then report ``HTTP1ConnectionStateMachine/writeFailureDrained(_:)``.
         case readAfterWriteFailure(SocketError?)

@@ -255,6 +255,11 @@ struct HTTP1ConnectionStateMachine {
     /// `100 Continue` (whose body is then held).
     mutating func allWritten(at now: UInt64) -> Action {
         guard case .busy(let phase) = state, write == .writing || write == .head else { return .watchReadable }
+        if write == .head, phase == .receivingBody {
+            // A final answer came while the head was still going out: the body never goes.
+            write = .withheld
+            return .watchReadable
+        }
         if write == .head, let request {
             let until = now &+ min(Self.continueWait, request.timeoutNanoseconds)
             write = .holdingBody(until: until)
@@ -276,10 +281,10 @@ struct HTTP1ConnectionStateMachine {
 
     /// The held body goes now: the server answered `100 Continue`, or the wait ended at `now`.
     mutating func releaseBody(at now: UInt64) -> Action {
-        guard holdsBody else { return .none }
+        guard holdsBody, let request else { return .none }
         write = .writing
         lastProgress = now
-        return .sendBody
+        return .sendBody(timerAt: now &+ request.timeoutNanoseconds)
     }
 
     /// A final response head came while the body was held: the body never goes, and the

@@ -50,6 +50,9 @@ final class NativeExchange {
     /// Whether the request carries `Expect: 100-continue` and a body: over HTTP/1.1 the body
     /// waits for the server's `100 Continue` (``HTTP1ConnectionStateMachine``).
     let expectsContinue: Bool
+    /// Whether such a body was released to be written (else it was never sent, and the metrics
+    /// do not count it).
+    private(set) var sentHeldBody = false
 
     private(set) var phase = Phase.created
     private var continuation: Continuation?
@@ -133,6 +136,7 @@ final class NativeExchange {
     func run(on connection: HTTP1ClientConnection, since time: UInt64) {
         self.connection = connection
         ranOnHTTP2 = false
+        sentHeldBody = false
         timeline.assign(at: time, connection: connection.timeline, reused: connection.machine.isReused)
         if let body = request.upload {
             upload?.stop()
@@ -227,12 +231,21 @@ final class NativeExchange {
         observer.transportDidCollect(metrics())
     }
 
+    /// The body held for `100 Continue` goes now: the answer's first byte is the one after it
+    /// (a `100` is not the response starting).
+    func bodyReleased() {
+        sentHeldBody = true
+        timeline.forgetResponseStart()
+    }
+
     /// What this attempt cost, as far as the exchange saw it.
     private func metrics() -> TransportMetrics {
         var metrics = TransportMetrics()
         // The head as it went out: the HTTP/1.1 wire form (with a small body behind it), or
         // the HTTP/2 HEADERS frames (HPACK-compressed; the body follows in DATA frames).
-        let inMemory = ranOnHTTP2 ? http2HeadBytes + request.body.count : wire.count + (bodyInlined ? 0 : request.body.count)
+        let withheld = !ranOnHTTP2 && expectsContinue && !sentHeldBody
+        let inMemory = ranOnHTTP2 ? http2HeadBytes + request.body.count
+            : wire.count + (bodyInlined || withheld ? 0 : request.body.count)
         metrics.bytesSent = Int64(inMemory) + (upload?.bytesSent ?? 0)
         if let head {
             let headBytes = head.headers.reduce(17 + head.status.reason.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }

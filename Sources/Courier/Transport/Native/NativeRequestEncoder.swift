@@ -99,7 +99,7 @@ enum NativeRequestEncoder {
     /// Whether `request` carries `Expect: 100-continue` and a body to hold back for it (HTTP/1.1:
     /// see ``HTTP1ConnectionStateMachine``); its body is never copied behind the head.
     static func expectsContinue(_ request: TransportRequest) -> Bool {
-        (request.upload != nil || !request.body.isEmpty)
+        (request.upload.map { $0.length != 0 } ?? !request.body.isEmpty)
             && request.headers.values(for: "Expect").contains { HTTPFieldList.value($0, contains: "100-continue") }
     }
 
