@@ -60,7 +60,11 @@ struct ExpectContinueTests {
             let expecting = visits.filter(\.expectsContinue), unexpecting = visits.filter { !$0.expectsContinue }
             #expect(expecting.count == expected - 1 && unexpecting.count == 1)
             #expect(expecting.allSatisfy { $0.bodyOctets == 0 }, "body octets sent to a server that refused at the head: \(expecting.map(\.bodyOctets))")
-            #expect(unexpecting.allSatisfy { $0.bodyOctets > 0 }, "without Expect the body goes at once (the test can tell)")
+            if kind == .native {
+                // The native transport writes head and body in one writev, so some of it always
+                // arrives (libcurl may read the 401 before it writes any of the body).
+                #expect(unexpecting.allSatisfy { $0.bodyOctets > 0 }, "without Expect the body goes at once (the test can tell)")
+            }
         }
     }
 
