@@ -24,8 +24,9 @@ extension PrivateDirectory {
     func files(startingWith prefix: String = "", endingWith suffix: String, measuring: Bool) throws(Failure) -> [ListedFile] {
         let directory = try open(creating: false)
         guard directory >= 0 else { return [] }
-        // fdopendir takes over a descriptor of its own, closed by closedir.
-        let listed = dup(directory)
+        // fdopendir takes over a descriptor of its own, closed by closedir (close-on-exec, as
+        // every descriptor here: a child process started meanwhile must not inherit it).
+        let listed = fcntl(directory, F_DUPFD_CLOEXEC, 0)
         close(directory)
         guard listed >= 0, let stream = fdopendir(listed) else {
             let code = errno
@@ -35,7 +36,12 @@ extension PrivateDirectory {
         defer { closedir(stream) }
         let head = Array(prefix.utf8), tail = Array(suffix.utf8)
         var found: [ListedFile] = []
-        while let entry = readdir(stream) {
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw .failed("readdir", url.path, errno) }
+                break
+            }
             let matched = withUnsafeMutablePointer(to: &entry.pointee.d_name) { tuple -> String? in
                 let name = UnsafeRawPointer(tuple).assumingMemoryBound(to: CChar.self)
                 let length = strlen(name)

@@ -23,7 +23,7 @@ struct CredentialStoreOrderTests {
     }
 
     /// A store whose write of `t1` starts, then lasts until the write of `t2` has started (at
-    /// most 1 s, as a write to a slow disk might); it records the order its writes land in.
+    /// most 0.3 s, as a write to a slow disk might); it records the order its writes land in.
     final class SlowFirstWriteStore: CredentialStore, Sendable {
         let started = Mutex<[String]>([])
         let landed = Mutex<[String]>([])
@@ -35,8 +35,8 @@ struct CredentialStoreOrderTests {
             started.withLock { $0.append(credential.secret) }
             if credential.secret == "t1" {
                 // Without ordering, t2's write starts now and lands first; with it, t2's write
-                // waits for this one, which gives up waiting after 1 s.
-                _ = eventuallyBlocking(seconds: 1) { started.withLock { $0.contains("t2") } }
+                // waits for this one, which gives up waiting after 0.3 s.
+                _ = eventuallyBlocking(seconds: 0.3) { started.withLock { $0.contains("t2") } }
             }
             landed.withLock { $0.append(credential.secret) }
         }
@@ -51,7 +51,7 @@ struct CredentialStoreOrderTests {
         let session = CredentialSession(authenticator: authenticator, matcher: .everything, store: store, limit: RefreshLimit())
         let context = AuthenticationContext(sender: { _ throws(HTTPConnectionError) in throw .cancelled }, baseURL: nil,
                                             timeout: .seconds(30), maxResponseBodySize: 1 << 20)
-        // The first refresh: its requests are held until its write to the store has finished.
+        // The first refresh: its write to the store starts, and lasts.
         let first = Task { await session.rejected(version: 0, sentAt: .now, context: context) }
         #expect(await eventually { store.started.withLock { $0 == ["t1"] } })
         // Meanwhile a new request goes out with t1 (already current) and is rejected.

@@ -245,7 +245,8 @@ final class CredentialSession: Sendable {
             }
         }
         guard let (waiters, outcome) = finished else { return }
-        if case .credential(let credential?, let version) = outcome { save(credential, version: version) }
+        // The held requests go on at once; the store's write (a synced file, maybe) follows.
         for waiter in waiters { waiter.resume(returning: outcome) }
+        if case .credential(let credential?, let version) = outcome { save(credential, version: version) }
     }
 }

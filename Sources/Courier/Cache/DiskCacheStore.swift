@@ -8,16 +8,20 @@ import Foundation
 /// made, so the cache stays in memory), so no other local user can plant or read entries.
 /// Each file holds the JSON of the URL's variants followed by a line with the SHA-256 of that
 /// JSON. A file whose checksum does not match — truncated by a crash, or corrupted — is deleted
-/// and treated as a miss, never served. Because of that check, files are written and removed
-/// without syncing them to the disk (``PrivateDirectory/write(_:to:durable:)``): a sync takes
-/// milliseconds, and a crash can only cost entries.
+/// and treated as a miss, never served. Because of that check, files are written without
+/// syncing them to the disk (``PrivateDirectory/write(_:to:durable:)``): a sync takes
+/// milliseconds, and a crash can only cost entries. Removals that must last (an invalidation, a
+/// response a `304` made unfit, a wipe) sync the directory once after their last file, so that
+/// a crash cannot bring back what they dropped; evictions do not.
 ///
 /// The directory is kept under its byte capacity by deleting the least recently written files.
 /// The bytes it holds are counted as entries are written (``DiskCacheUsage``, from one scan when
 /// the store is made), and only a write that takes the count past the capacity scans the
 /// directory: it then deletes the oldest files until the directory holds at most 7/8 of its
-/// capacity, so that the next scan is far off. Finding a URL's entries lists the file names
-/// without measuring them.
+/// capacity, so that the next scan is far off. A scan that fails keeps the count. Several
+/// processes sharing a directory count only their own writes between their scans, so together
+/// they can exceed the capacity by up to an eighth of it per other process until the next scan.
+/// Finding a URL's entries lists the file names without measuring them.
 struct DiskCacheStore: Sendable {
     private struct Record: Codable {
         var key: String
@@ -35,14 +39,14 @@ struct DiskCacheStore: Sendable {
         directory = PrivateDirectory(url: url)
         self.capacity = capacity
         do { try directory.prepare() } catch { return nil }
-        usage.reset(to: entries())
+        usage.reset(to: entries() ?? [])
     }
 
     func variants(for key: String) -> [CachedResponse]? {
         let name = fileName(for: key)
         guard let data = try? directory.contents(of: name) else { return nil }
         guard let record = Self.decode(data), record.key == key else {
-            remove(file: name)  // corrupt or truncated: drop it
+            remove(files: [name])  // corrupt or truncated: drop it
             return nil
         }
         return record.variants
@@ -57,21 +61,24 @@ struct DiskCacheStore: Sendable {
     }
 
     func remove(_ key: String) {
-        remove(file: fileName(for: key))
+        remove(files: [fileName(for: key)], durably: true)
     }
 
     func removeAll() {
-        for file in names() { remove(file: file) }
+        remove(files: names(), durably: true)
     }
 
     /// Removes the entries of one URL (the key's part before any partition), in every partition.
     func removeAll(ofURL url: String) {
-        for file in names(startingWith: Self.urlPart(url) + "-") { remove(file: file) }
+        remove(files: names(startingWith: Self.urlPart(url) + "-"), durably: true)
     }
 
-    private func remove(file name: String) {
-        try? directory.remove(name, durable: false)
-        usage.record(name, size: 0)
+    /// Removes `files`; `durably` syncs the directory once, after the last.
+    private func remove(files: [String], durably: Bool = false) {
+        for (index, name) in files.enumerated() {
+            try? directory.remove(name, durable: durably && index == files.count - 1)
+            usage.record(name, size: 0)
+        }
     }
 
     /// `<hash of the URL>-<hash of the whole key>.cache`, so that one URL's partitions share a prefix.
@@ -90,26 +97,28 @@ struct DiskCacheStore: Sendable {
         ((try? directory.files(startingWith: prefix, endingWith: ".cache", measuring: false)) ?? []).map(\.name)
     }
 
-    /// The cache files with their sizes and times, after the directory passed its check.
-    private func entries() -> [PrivateDirectory.ListedFile] {
-        return (try? directory.files(endingWith: ".cache", measuring: true)) ?? []
+    /// The cache files with their sizes and times, after the directory passed its check; `nil`
+    /// when the directory could not be listed.
+    private func entries() -> [PrivateDirectory.ListedFile]? {
+        try? directory.files(endingWith: ".cache", measuring: true)
     }
 
     /// When the counted bytes exceed the capacity, measures the directory and deletes the oldest
     /// files until it holds at most 7/8 of its capacity (called after ``set(_:for:)``, apart from
     /// it, so that a caller need not hold its own locks across the directory scan).
     func trim() {
-        guard usage.total > capacity else { return }
-        var files = entries()
+        guard usage.total > capacity, var files = entries() else { return }
         usage.reset(to: files)
         var total = files.reduce(0) { $0 + $1.size }
         guard total > capacity else { return }
         files.sort { $0.modified < $1.modified }
         let target = capacity - capacity / 8
+        var evicted: [String] = []
         for file in files where total > target {
-            remove(file: file.name)
+            evicted.append(file.name)
             total -= file.size
         }
+        remove(files: evicted)
     }
 
     private static func decode(_ data: Data) -> Record? {
