@@ -29,6 +29,10 @@ final class CredentialSession: Sendable {
         var refreshGeneration = 0
         /// The running refresh, to cancel when every request waiting for it has gone.
         var refreshTask: Task<Void, Never>?
+        /// The refresh started last, running, finished or abandoned: the next one waits for it to
+        /// end before it calls the authenticator, so that an abandoned refresh still unwinding
+        /// (its token request being cancelled) never runs beside a new one.
+        var lastRefresh: Task<Void, Never>?
         var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
         var nextWaiter: UInt64 = 0
         var refreshStarts: [ContinuousClock.Instant] = []
@@ -186,29 +190,39 @@ final class CredentialSession: Sendable {
 
     // MARK: - Refreshing
 
+    /// Starts the refresh of `generation` in a task of its own, after the refresh before it has
+    /// ended; one abandoned meanwhile is cancelled at once.
     private func startRefresh(previous: Credential?, generation: Int, context: AuthenticationContext) {
-        let task = Task {
-            var failures = 0
-            while !Task.isCancelled {
-                do {
-                    let credential = try await authenticator.refresh(previous: previous, context: context)
-                    return finishRefresh(.success(credential), generation: generation)
-                } catch {
-                    failures += 1
-                    guard !Task.isCancelled else { return }
-                    guard await authenticator.shouldRetryRefresh(after: error, attempt: failures) else {
-                        return finishRefresh(.failure(error), generation: generation)
-                    }
-                    guard state.withLock({ admitRefresh(&$0) }) else { return finishRefresh(nil, generation: generation) }
+        let abandoned = state.withLock { state -> Task<Void, Never>? in
+            let before = state.lastRefresh
+            let task = Task { await self.refresh(previous: previous, generation: generation, context: context, after: before) }
+            state.lastRefresh = task
+            guard state.refreshGeneration == generation, state.refreshing else { return task }
+            state.refreshTask = task
+            return nil
+        }
+        abandoned?.cancel()
+    }
+
+    /// Calls the authenticator until it gives a credential or gives up, once the refresh `before`
+    /// has ended, and finishes the refresh of `generation` with the outcome.
+    private func refresh(previous: Credential?, generation: Int, context: AuthenticationContext,
+                         after before: Task<Void, Never>?) async {
+        await before?.value
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let credential = try await authenticator.refresh(previous: previous, context: context)
+                return finishRefresh(.success(credential), generation: generation)
+            } catch {
+                failures += 1
+                guard !Task.isCancelled else { return }
+                guard await authenticator.shouldRetryRefresh(after: error, attempt: failures) else {
+                    return finishRefresh(.failure(error), generation: generation)
                 }
+                guard state.withLock({ admitRefresh(&$0) }) else { return finishRefresh(nil, generation: generation) }
             }
         }
-        let abandoned = state.withLock { state in
-            guard state.refreshGeneration == generation, state.refreshing else { return true }
-            state.refreshTask = task
-            return false
-        }
-        if abandoned { task.cancel() }
     }
 
     /// Writes the credential of `version` to the store, unless a newer one was written first (the
