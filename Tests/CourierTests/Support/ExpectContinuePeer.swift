@@ -104,14 +104,6 @@ final class ExpectContinuePeer: Sendable {
     }
 
     private static func send(_ fd: Int32, _ text: String) {
-        let data = Data(text.utf8)
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+        ThreadedListener.send(fd, Data(text.utf8))
     }
 }

@@ -47,6 +47,19 @@ final class ThreadedListener: Sendable {
     /// How many connections it accepted.
     var connectionsAccepted: Int { connections.withLock { $0 } }
 
+    /// Writes all of `data` to the socket `fd` (`MSG_NOSIGNAL`: a client that went away raises
+    /// no `SIGPIPE`); stops at the first failed write.
+    static func send(_ fd: Int32, _ data: Data) {
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+
     /// Stops accepting and shuts every connection down.
     func close() {
         Glibc.shutdown(listener, Int32(SHUT_RDWR))

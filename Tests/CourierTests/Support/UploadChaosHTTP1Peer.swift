@@ -159,14 +159,7 @@ final class UploadChaosHTTP1Peer: Sendable {
     }
 
     private func sendRaw(_ fd: Int32, _ data: Data) {
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+        ThreadedListener.send(fd, data)
     }
 }
 
