@@ -99,7 +99,7 @@ final class NativeExchange {
     private var http2HeadBytes = 0
 
     /// Creates an exchange; called on the requesting task's thread.
-    init(request: TransportRequest, target: NativeRequestTarget, wire: [UInt8], bodyInlined: Bool,
+    init(request: TransportRequest, target: NativeRequestTarget, wire: [UInt8], bodyInlined: Bool, expectsContinue: Bool,
          observer: any TransportObserver, stream: BodyStreamBuffer? = nil, streamTicket: PoolGauge.Ticket? = nil) {
         self.request = request
         self.target = target
@@ -113,7 +113,7 @@ final class NativeExchange {
         // A stream cannot be sent twice, so a stale connection re-sends it only when none of it went out.
         self.isIdempotent = request.method.isIdempotent && (request.upload?.isReplayable ?? true)
         self.asksClose = request.headers.values(for: "Connection").contains { HTTPFieldList.value($0, contains: "close") }
-        self.expectsContinue = NativeRequestEncoder.expectsContinue(request)
+        self.expectsContinue = expectsContinue
     }
 
     /// Takes the continuation on the loop. Returns `false` when the exchange already ended

@@ -21,13 +21,15 @@ enum NativeRequestEncoder {
     ///   - request: the request.
     ///   - target: its parsed URL.
     ///   - acceptEncoding: whether to add `Accept-Encoding: gzip, deflate` when absent.
+    ///   - holdsBody: whether the body waits for `100 Continue` (``expectsContinue(_:)``): it is
+    ///     then never copied behind the head.
     /// - Returns: the head, followed by the body when it is small (`bodyInlined`).
     /// - Throws: ``HTTPConnectionError/invalidRequest`` for a method, name or value HTTP forbids.
     static func encode(_ request: TransportRequest, target: NativeRequestTarget,
-                       acceptEncoding: Bool) throws(HTTPConnectionError) -> (wire: [UInt8], bodyInlined: Bool) {
+                       acceptEncoding: Bool, holdsBody: Bool = false) throws(HTTPConnectionError) -> (wire: [UInt8], bodyInlined: Bool) {
         try request.validate()
         let body = request.body
-        let inline = body.count <= inlineBodyLimit && !expectsContinue(request)
+        let inline = body.count <= inlineBodyLimit && !holdsBody
         var bytes: [UInt8] = []
         bytes.reserveCapacity(128 + target.path.utf8.count + request.headers.count * 40 + (inline ? body.count : 0))
         append(request.method.rawValue, to: &bytes)
@@ -97,7 +99,7 @@ enum NativeRequestEncoder {
     }
 
     /// Whether `request` carries `Expect: 100-continue` and a body to hold back for it (HTTP/1.1:
-    /// see ``HTTP1ConnectionStateMachine``); its body is never copied behind the head.
+    /// see ``HTTP1ConnectionStateMachine``).
     static func expectsContinue(_ request: TransportRequest) -> Bool {
         (request.upload.map { $0.length != 0 } ?? !request.body.isEmpty)
             && request.headers.values(for: "Expect").contains { HTTPFieldList.value($0, contains: "100-continue") }

@@ -222,12 +222,15 @@ public final class NativeTransport: Transport {
                                  stream: BodyStreamBuffer?) throws(HTTPConnectionError) -> (PoolHandle, LoopBound<NativeExchange>, PoolGauge.Ticket?) {
         let target: NativeRequestTarget
         if let known { target = known } else { target = try self.target(for: request.url) }
-        let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression)
+        let expectsContinue = NativeRequestEncoder.expectsContinue(request)
+        let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression,
+                                                              holdsBody: expectsContinue)
         // Last, so that nothing throws once the pool has counted the request.
         let handle = try pool(for: target.key)
         let loop = handle.loop
         let ticket = stream == nil ? nil : PoolGauge.Ticket(handle.gauge)
-        let exchange = LoopBound(sending: NativeExchange(request: request, target: target, wire: wire, bodyInlined: inlined, observer: observer,
+        let exchange = LoopBound(sending: NativeExchange(request: request, target: target, wire: wire, bodyInlined: inlined,
+                                                         expectsContinue: expectsContinue, observer: observer,
                                                          stream: stream, streamTicket: ticket),
                                  to: loop)
         stream?.connect(.init(
