@@ -33,6 +33,10 @@ protocol CaseServer {
 
 extension TestServer: CaseServer {}
 extension HTTP2ScriptedPeer: CaseServer {}
+extension ThreadedListener: CaseServer {
+    /// `http://127.0.0.1:<port>`.
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+}
 
 /// The connection a case runs on, and what it recorded, for the case's own checks.
 struct CaseContext {
