@@ -60,7 +60,7 @@ public final class HTTPConnection: Sendable {
         let cookies: [any PipelineStage] = jar.map { [CookieStage(jar: $0, storesCookies: false)] } ?? []
         let recording: [any PipelineStage] = configuration.harRecorder.map { [HARStage(recorder: $0)] } ?? []
         // Below the last stage, the pipeline counts each attempt on the transport in the metrics.
-        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage()] + perHopCookies + recording
+        let network: [any PipelineStage] = [RetryStage(clock: configuration.clock), RedirectStage(), ExpectationStage()] + perHopCookies + recording
         let authentication = AuthenticationRegistry()
         self.authentication = authentication
         let coalescing: [any PipelineStage] = configuration.coalescesRequests ? [CoalescingStage()] : []

@@ -94,6 +94,53 @@ struct ExpectContinueTests {
         }
     }
 
+    @Test("a server that refuses expectations with 417: the request goes again without the field and succeeds, from memory, from a file, and from a stream held back for the 100", arguments: TransportUnderTest.allCases)
+    func expectationFailed(kind: TransportUnderTest) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
+            let fromMemory = try await connection.send(Self.put("/no-expectations", .data(Self.body)))
+            #expect(fromMemory.status.code == 200 && fromMemory.text == "\(Self.body.count)")
+            if kind == .native {
+                try await Self.withFile { file in
+                    let fromFile = try await connection.send(Self.put("/no-expectations", try .file(file)))
+                    #expect(fromFile.status.code == 200 && fromFile.text == "\(Self.body.count)")
+                }
+                // The stream was held back for the 100, so nothing of it was read: it goes with the repeat.
+                let chunks = PatternChunks(total: Self.body.count, chunk: 16 << 10)
+                let streamed = try await connection.send(Self.put("/no-expectations", .stream(chunks, length: Int64(Self.body.count))))
+                #expect(streamed.status.code == 200 && streamed.text == "\(Self.body.count)")
+            }
+            // Each refused request, then its repeat without the field, which carried the body.
+            let visits = peer.visits
+            let expected: [Bool] = kind == .native ? [true, false, true, false, true, false] : [true, false]
+            #expect(visits.map(\.expectsContinue) == expected, "\(visits.map(\.expectsContinue))")
+            #expect(visits.allSatisfy { $0.expectsContinue ? $0.bodyOctets == 0 : $0.bodyOctets == Self.body.count },
+                    "\(visits.map(\.bodyOctets))")
+        }
+    }
+
+    @Test("a 417 after the body went (released by the wait): data goes again without the field; a stream already read is not, and the caller gets the 417")
+    func expectationFailedLate() async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            let connection = Self.connection(peer.baseURL, transport, leaks)
+            let small = Self.body.prefix(64 << 10)
+            let fromMemory = try await connection.send(Self.put("/late-417", .data(small)))
+            #expect(fromMemory.status.code == 200 && fromMemory.text == "\(small.count)")
+            let chunks = PatternChunks(total: small.count, chunk: 16 << 10)
+            let streamed = try await connection.send(Self.put("/late-417", .stream(chunks, length: Int64(small.count))))
+            #expect(streamed.status.code == 417)
+            let visits = peer.visits
+            #expect(visits.map(\.expectsContinue) == [true, false, true], "\(visits.map(\.expectsContinue))")
+            #expect(visits.allSatisfy { $0.bodyOctets == small.count }, "\(visits.map(\.bodyOctets))")
+        }
+    }
+
     @Test("a server that never answers 100 Continue gets the body after the wait (about 1 s), and the upload succeeds", arguments: TransportUnderTest.allCases)
     func silentServer(kind: TransportUnderTest) async throws {
         let peer = try ExpectContinuePeer()

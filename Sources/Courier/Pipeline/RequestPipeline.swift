@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Each stage is a small type with one job, in this order: ``AuthenticationStage``, the cookie
 /// jar's (``CookieStage``, when a jar is configured), ``CacheStage``, ``CoalescingStage`` (when
-/// requests are coalesced), ``RetryStage``, ``RedirectStage``, the per-hop cookie stage and the HAR
+/// requests are coalesced), ``RetryStage``, ``RedirectStage``, ``ExpectationStage``, the per-hop cookie stage and the HAR
 /// recorder's (``HARStage``, when one is configured); ``HTTPConnection/init(baseURL:configuration:)``
 /// builds the chain. A stage receives the request and a `next` to call for the rest of the
 /// pipeline, and may call it several times (retry, redirects) or not at all (a cache hit); one

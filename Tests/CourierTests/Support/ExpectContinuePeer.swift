@@ -14,6 +14,10 @@ import Glibc
 ///   client closes);
 /// - `/continue-then-refuse`: writes `100 Continue` and a `413` in one `send`, then reads what
 ///   comes until the client closes;
+/// - `/no-expectations`: answers `417 Expectation Failed` to a request that expects `100 Continue`,
+///   at once, and closes; reads any other request's body and answers `200` with its octet count;
+/// - `/late-417`: never answers `100 Continue`; reads the body, then answers a request that
+///   expected it with `417 Expectation Failed` and any other with `200` and its octet count;
 /// - `/reject`: answers `401` as soon as the head arrived, then counts the body octets that still
 ///   come, until the body ends (then it serves the connection on), the client closes, or 2 s
 ///   pass without any (libcurl keeps such a connection open: then it closes it itself).
@@ -74,6 +78,11 @@ final class ExpectContinuePeer: Sendable {
                 if complete { continue }
                 return
             }
+            if head.path == "/no-expectations", head.expectsContinue {
+                send(fd, "HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                log.withLock { $0.append(visit) }
+                return
+            }
             if head.path == "/continue-then-refuse" {
                 send(fd, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 _ = framing.read(&reader, upTo: .max, into: &body)
@@ -97,6 +106,10 @@ final class ExpectContinuePeer: Sendable {
             if head.path == "/swallow" {
                 _ = reader.take(max: 1)  // until the client gives up and closes
                 return
+            }
+            if head.path == "/late-417", head.expectsContinue {
+                send(fd, "HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n")
+                continue
             }
             let answer = "\(body.count)"
             send(fd, "HTTP/1.1 200 OK\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)")

@@ -21,7 +21,7 @@ enum NativeRequestEncoder {
     ///   - request: the request.
     ///   - target: its parsed URL.
     ///   - acceptEncoding: whether to add `Accept-Encoding: gzip, deflate` when absent.
-    ///   - holdsBody: whether the body waits for `100 Continue` (``expectsContinue(_:)``): it is
+    ///   - holdsBody: whether the body waits for `100 Continue` (``TransportRequest/expectsContinue``): it is
     ///     then never copied behind the head.
     /// - Returns: the head, followed by the body when it is small (`bodyInlined`).
     /// - Throws: ``HTTPConnectionError/invalidRequest`` for a method, name or value HTTP forbids.
@@ -96,13 +96,6 @@ enum NativeRequestEncoder {
             bytes.append(contentsOf: body)
         }
         return (bytes, inline)
-    }
-
-    /// Whether `request` carries `Expect: 100-continue` and a body to hold back for it (HTTP/1.1:
-    /// see ``HTTP1ConnectionStateMachine``).
-    static func expectsContinue(_ request: TransportRequest) -> Bool {
-        (request.upload.map { $0.length != 0 } ?? !request.body.isEmpty)
-            && request.headers.values(for: "Expect").contains { HTTPFieldList.value($0, contains: "100-continue") }
     }
 
     /// Whether a method announces an empty body with `Content-Length: 0` (RFC 9110 §8.6).

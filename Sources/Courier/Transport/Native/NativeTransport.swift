@@ -222,7 +222,7 @@ public final class NativeTransport: Transport {
                                  stream: BodyStreamBuffer?) throws(HTTPConnectionError) -> (PoolHandle, LoopBound<NativeExchange>, PoolGauge.Ticket?) {
         let target: NativeRequestTarget
         if let known { target = known } else { target = try self.target(for: request.url) }
-        let expectsContinue = NativeRequestEncoder.expectsContinue(request)
+        let expectsContinue = request.expectsContinue
         let (wire, inlined) = try NativeRequestEncoder.encode(request, target: target, acceptEncoding: settings.decompression,
                                                               holdsBody: expectsContinue)
         // Last, so that nothing throws once the pool has counted the request.
