@@ -113,6 +113,40 @@ struct HTTP1ExpectContinueMachineTests {
         #expect(rig.machine.state == .closed)
     }
 
+    @Test("race: a reused connection closes while a POST's body is held, or while its head is still going: the server cannot have acted on it, so it goes once more on a fresh connection; once its body went, it fails with staleConnection")
+    func staleWhileHolding() {
+        var held = HTTP1ConnectionStateMachineTests.reused()
+        _ = held.machine.requestStarted(Self.post(), at: 0)
+        held.machine.bytesWritten(120, at: 0)
+        _ = held.machine.allWritten(at: 0)
+        #expect(held.machine.holdsBody)
+        #expect(describe(held.machine.peerClosed(nil)) == "retry")
+
+        var headGoing = HTTP1ConnectionStateMachineTests.reused()
+        _ = headGoing.machine.requestStarted(Self.post(), at: 0)
+        headGoing.machine.bytesWritten(60, at: 0)
+        #expect(describe(headGoing.machine.writeFailed(nil)).hasPrefix("read after write failure"))
+        #expect(describe(headGoing.machine.writeFailureDrained(nil)) == "retry")
+
+        var released = HTTP1ConnectionStateMachineTests.reused()
+        _ = released.machine.requestStarted(Self.post(), at: 0)
+        released.machine.bytesWritten(120, at: 0)
+        _ = released.machine.allWritten(at: 0)
+        _ = released.machine.timerFired(at: Self.second)
+        #expect(released.machine.isWriting, "the wait ended: the body goes")
+        released.machine.bytesWritten(10, at: Self.second)
+        #expect(describe(released.machine.peerClosed(nil)) == "fail staleConnection")
+
+        // A retry that meets a stale connection again fails.
+        var again = HTTP1ConnectionStateMachineTests.reused()
+        var retry = Self.post()
+        retry.isRetry = true
+        _ = again.machine.requestStarted(retry, at: 0)
+        again.machine.bytesWritten(120, at: 0)
+        _ = again.machine.allWritten(at: 0)
+        #expect(describe(again.machine.peerClosed(nil)) == "fail staleConnection")
+    }
+
     @Test("race: cancel while the body is held fails the request with cancelled; a later 100 Continue does nothing")
     func cancelWhileHolding() {
         var (rig, _) = Self.holding()

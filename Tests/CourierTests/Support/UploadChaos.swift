@@ -89,6 +89,14 @@ enum UploadChaos {
         /// What the body source was asked for.
         let log = SourceLog()
 
+        /// Whether the native transport holds the body back for `100 Continue` on HTTP/1.1: the
+        /// field is set and there is a body to hold (a stream of unknown length may have one).
+        var holdsBodyForContinue: Bool {
+            guard expectsContinue else { return false }
+            if case .stream(false, _) = source { return true }
+            return size > 0
+        }
+
         /// The request's timeout: short for a stalled upload, so that the test stays fast.
         var timeout: Duration { if case .stall = fault { .seconds(1) } else { .seconds(10) } }
 

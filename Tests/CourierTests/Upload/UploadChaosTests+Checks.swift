@@ -11,7 +11,10 @@ extension UploadChaosTests {
     /// back (`ahead`, measured by the server).
     static func checkSource(_ upload: UploadChaos.Upload, visits: Int, stored: Int, ahead: Int?, http2: Bool, _ history: String) {
         guard case .stream(_, let largestChunk) = upload.source else { return }
-        #expect(upload.log.iterations <= 1 && visits <= 1 && stored <= 1, "a stream went out again: \(history)")
+        // A stream held for `100 Continue` on a stale connection goes once more: only its head went.
+        let cutAtHead = switch upload.fault { case .cut(0), .drop(0): true; default: false }
+        let headOnly = cutAtHead && upload.holdsBodyForContinue && !http2 ? 1 : 0
+        #expect(upload.log.iterations <= 1 && visits <= 1 + headOnly && stored <= 1, "a stream went out again: \(history)")
         #expect(upload.log.readsAfterEnd <= 1, "the stream was read after its request ended: \(history)")
         switch upload.fault {
         case .slowRead, .stall:
@@ -41,12 +44,14 @@ extension UploadChaosTests {
             #expect(visits.count == 1, "\(history)")
         case .cut, .drop:
             // A reused connection closed before any answer is stale: an idempotent request (a PUT
-            // of a body that can be sent again) goes again on a fresh connection, any other fails.
-            // After a `100 Continue` the server had begun to answer: the connection was not stale.
+            // of a body that can be sent again) goes again on a fresh connection, and so does one
+            // whose body was still held for `100 Continue` (the server cannot have acted on it);
+            // any other fails. After a `100 Continue` the server had begun to answer: the
+            // connection was not stale.
             let answering = upload.expectsContinue && upload.fault.at != 0
             if answering {
                 #expect(result.error == .connectionLost && visits.count == 1, "\(history)")
-            } else if first.requestOnConnection > 1, upload.method == .put, upload.source.isReplayable {
+            } else if first.requestOnConnection > 1, upload.holdsBodyForContinue || (upload.method == .put && upload.source.isReplayable) {
                 #expect(result.text == upload.answer && visits.count == 2, "\(history)")
                 #expect(visits.count < 2 || visits[1].requestOnConnection == 1, "the retry went out on a used connection: \(history)")
             } else if first.requestOnConnection > 1 {
@@ -82,7 +87,11 @@ extension UploadChaosTests {
             case .bodyNotReplayable:
                 #expect(!upload.source.isReplayable && treatments.contains(.refused), "\(history)")
             case .timedOut:
-                #expect(treatments.contains(.stalled), "\(history)")
+                // A stalled upload's short timeout (1 s) may also end it before the peer reached
+                // the stall: the peer's one thread reads no frame while it holds another stream
+                // still (up to 2 s on a loaded machine).
+                let stalls = if case .stall = upload.fault { true } else { false }
+                #expect(treatments.contains(.stalled) || stalls, "\(history)")
             case .connectionLost:
                 let explained = treatments.contains(.reset) || treatments.contains(.lost)
                     || (dropped && !treatments.contains { if case .answered = $0 { true } else { false } })

@@ -29,11 +29,12 @@ extension HTTP1ConnectionStateMachine {
 
     /// The connection ended before any byte of the response: on a reused connection this is a
     /// stale keep-alive connection, and a request that is safe to repeat goes out once more on a
-    /// fresh one.
+    /// fresh one: an idempotent one, or one the server cannot have acted on (nothing of it was
+    /// written, or only the head of one whose body waited for `100 Continue`).
     mutating func closedBeforeResponse(_ error: SocketError?) -> Action {
         state = .closed
         guard let request else { return .close(establishmentError: nil) }
-        if isReused, !request.isRetry, request.isIdempotent || bytesSent == 0 {
+        if isReused, !request.isRetry, request.isIdempotent || bytesSent == 0 || !bodyMayHaveGone {
             return .retryOnFreshConnection
         }
         if isReused {

@@ -30,8 +30,8 @@ import CourierWire
 ///   written completely, no `Connection: close` from the caller, no bytes after the response, and
 ///   a single framing (chunked with `Content-Length` is not trusted twice).
 /// - **Stale connections.** A peer that closes a reused connection before any response byte
-///   makes the request go out once more on a fresh connection, once, when it is idempotent or
-///   none of it was sent; otherwise the request fails with ``HTTPConnectionError/staleConnection``.
+///   makes the request go out once more on a fresh connection, once, when it is idempotent,
+///   none of it was sent, or only the head of one whose body waited for `100 Continue`; otherwise the request fails with ``HTTPConnectionError/staleConnection``.
 ///   On a fresh connection the same close is ``HTTPConnectionError/connectionLost``.
 struct HTTP1ConnectionStateMachine {
     /// Where the connection is in its life.
@@ -101,6 +101,9 @@ struct HTTP1ConnectionStateMachine {
     private(set) var write = WriteState.written
     /// Its bytes written so far (for a plain connection, the offset into its wire form).
     private(set) var bytesSent = 0
+    /// Whether any of its body may have been written: `false` while a body waits for
+    /// `100 Continue` (only the head goes), so a server cannot have acted on the request yet.
+    private(set) var bodyMayHaveGone = true
     /// The last time it made progress: a byte written, the final head, body payload.
     var lastProgress: UInt64 = 0
     /// Whether any byte of a response (an interim one included) arrived for it.
@@ -225,6 +228,7 @@ struct HTTP1ConnectionStateMachine {
         state = .busy(.sending)
         write = request.expectsContinue ? .head : .writing
         bytesSent = 0
+        bodyMayHaveGone = !request.expectsContinue
         lastProgress = now
         receivedResponseBytes = false
         interimResponses = 0
@@ -283,6 +287,7 @@ struct HTTP1ConnectionStateMachine {
     mutating func releaseBody(at now: UInt64) -> Action {
         guard holdsBody, let request else { return .none }
         write = .writing
+        bodyMayHaveGone = true
         lastProgress = now
         return .sendBody(timerAt: now &+ request.timeoutNanoseconds)
     }
