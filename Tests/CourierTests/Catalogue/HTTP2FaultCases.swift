@@ -2,6 +2,9 @@ import Courier
 import CourierHTTP2
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reliability catalogue, HTTP/2 faults: a scripted HTTP/2 peer (``HTTP2ScriptedPeer``, h2c by
 /// prior knowledge) sends GOAWAY, RST_STREAM, a stream limit of 1, a window that never opens,
@@ -253,5 +256,41 @@ struct HTTP2FaultCases {
         }
         #expect(outcomes[0].error == .headTooLarge, "\(outcomes[0].result)")
         #expect(peer.connectionsAccepted == 1)
+    }
+
+    @Test("Q16 the server answers one upload, then drops the connection while another's 16 MiB body is still arriving, which resets it: the first gets its answer (read after the failed write), the second connectionLost (4 rounds: the reset races the answer)",
+          arguments: 0..<4)
+    func resetAfterAnswer(round: Int) async throws {
+        let large = Data(repeating: 0x61, count: 16 << 20)
+        let requests = [HTTPRequest(.post, "/small", body: .data(Data("hi".utf8))), HTTPRequest(.post, "/large", body: .data(large))]
+        let (outcomes, _) = try await runHTTP2Case(requests) { index, connection in
+            if try Self.laterConnectionsServe(index, connection) { return }
+            // Windows wide open, so that the client is still writing the large body at the reset.
+            try connection.start(settings: [HTTP2Setting(.initialWindowSize, 1 << 30)])
+            connection.send(.windowUpdate(streamID: 0, increment: 1 << 30))
+            var paths: [UInt32: String] = [:]
+            var small: UInt32?
+            var largeReceived = 0
+            while let frame = try connection.nextFrame() {
+                switch frame {
+                case .headers(let id, let block, _, _, _, _):
+                    paths[id] = connection.decodeFields(block).first { $0.name == ":path" }?.value
+                case .data(let id, _, let endStream, _) where paths[id] == "/small" && endStream:
+                    small = id
+                case .data(let id, let data, _, _) where paths[id] == "/large":
+                    largeReceived += data.count
+                    // Deep into the large body, while the client writes as fast as it can: the
+                    // answer, and at once the reset (the rest of the body lies unread).
+                    guard let small, largeReceived >= 1 << 20 else { break }
+                    connection.respond(small, body: Array("small stored".utf8))
+                    Glibc.shutdown(connection.fd, Int32(SHUT_RDWR))
+                    return
+                default:
+                    break
+                }
+            }
+        }
+        #expect(outcomes[0].response?.text == "small stored", "\(outcomes[0].result)")
+        #expect(outcomes[1].error == .connectionLost, "\(outcomes[1].result)")
     }
 }

@@ -272,9 +272,17 @@ final class HTTP2PeerConnection: @unchecked Sendable {  // used by one thread on
         }
     }
 
-    /// Closes the connection at once.
+    /// Closes the connection at once, once what the peer already sent has reached the client
+    /// (its kernel acknowledged it, waiting at most 2 s): the descriptor's close resets the
+    /// connection when client bytes lie unread, and a reset discards whatever is still queued to
+    /// send, which would take back frames the peer logged as sent (on a loaded machine the
+    /// kernel may hold a small write back for a moment).
     func close() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        let deadline = Date().addingTimeInterval(2)
+        var queued: Int32 = 0
+        // TIOCOUTQ (SIOCOUTQ): the octets sent but not yet acknowledged.
+        while ioctl(fd, UInt(TIOCOUTQ), &queued) == 0, queued > 0, Date() < deadline { usleep(1_000) }
     }
 }
 

@@ -61,6 +61,9 @@ final class HTTP2ClientConnection {
     var pendingPlaintext: [UInt8] = []
     /// Whether a flush waits for the end of the loop's turn.
     var flushScheduled = false
+    /// Whether the server stopped taking bytes: nothing more is queued or written while what it
+    /// sent before is read (``writeFailed(_:)``).
+    private var writesFailed = false
 
     /// The requests in flight, by stream id.
     var streams: [UInt32: Stream] = [:]
@@ -261,7 +264,7 @@ final class HTTP2ClientConnection {
     /// encrypted at the flush, together with whatever else was queued by then, or as soon as
     /// 64 KiB wait, so that a large body is not held twice.
     func enqueue(_ bytes: [UInt8]) {
-        guard !isClosed else { return }
+        guard !isClosed, !writesFailed else { return }
         if tls != nil {
             pendingPlaintext.append(contentsOf: bytes)
             if pendingPlaintext.count >= Self.plaintextBatchLimit { encryptPending() }
@@ -305,7 +308,7 @@ final class HTTP2ClientConnection {
     /// Writes as much of what is queued as the socket takes now.
     func flush() {
         encryptPending()
-        guard !isClosed, let socket else { return }
+        guard !isClosed, !writesFailed, let socket else { return }
         while outboundOffset < outbound.count {
             let offset = outboundOffset
             let attempt = outbound.withUnsafeBytes { all in
@@ -318,10 +321,10 @@ final class HTTP2ClientConnection {
                 setInterest([.readable, .writable])
                 return
             case .success(.closed):
-                lost(.connectionLost.with(detail: "the server stopped taking bytes on the HTTP/2 connection to \(key)"))
+                writeFailed(.connectionLost.with(detail: "the server stopped taking bytes on the HTTP/2 connection to \(key)"))
                 return
             case .failure(let error):
-                lost(NativeErrors.io(error))
+                writeFailed(NativeErrors.io(error))
                 return
             }
         }
@@ -329,6 +332,19 @@ final class HTTP2ClientConnection {
         outboundOffset = 0
         setInterest(.readable)
         recordRequestsWritten()
+    }
+
+    /// The server stopped taking bytes (`EPIPE`, a reset): what it sent before still counts, so
+    /// it is read first (a response it finished before it closed is delivered, as on HTTP/1.1),
+    /// with nothing more written; then the connection is lost with `error` (or with what the
+    /// read met first).
+    private func writeFailed(_ error: HTTPConnectionError) {
+        writesFailed = true
+        outbound = []
+        outboundOffset = 0
+        pendingPlaintext = []
+        readAvailable()
+        lost(error)
     }
 
     private func setInterest(_ wanted: EventLoop.Interest) {
