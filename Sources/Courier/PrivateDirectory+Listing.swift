@@ -16,7 +16,8 @@ extension PrivateDirectory {
     }
 
     /// The regular files in the directory whose names start with `prefix` and end with `suffix`
-    /// (never one that starts with `.`, as the temporary files of ``write(_:to:durable:)`` do),
+    /// (one that starts with `.`, as the temporary files of ``write(_:to:durable:)`` do, only when
+    /// `prefix` does too),
     /// read with `readdir` after the directory passed its check; with `measuring`, each one's size
     /// and modification time too (one `fstatat` per file, symbolic links not followed). Names are
     /// compared as bytes, and only a match is turned into a string. A missing directory has none.
@@ -45,7 +46,7 @@ extension PrivateDirectory {
             let matched = withUnsafeMutablePointer(to: &entry.pointee.d_name) { tuple -> String? in
                 let name = UnsafeRawPointer(tuple).assumingMemoryBound(to: CChar.self)
                 let length = strlen(name)
-                guard length >= head.count + tail.count, name[0] != CChar(UInt8(ascii: ".")),
+                guard length >= head.count + tail.count, name[0] != CChar(UInt8(ascii: ".")) || head.first == UInt8(ascii: "."),
                       memcmp(name, head, head.count) == 0, memcmp(name + length - tail.count, tail, tail.count) == 0 else { return nil }
                 return String(cString: name)
             }
@@ -64,5 +65,20 @@ extension PrivateDirectory {
             found.append(file)
         }
         return found
+    }
+
+    /// Removes the temporary files of writes that never finished (a process that stopped between
+    /// creating one and renaming it over its target) once they are `age` seconds old: a write
+    /// takes milliseconds, so a younger one may still be under way in another process.
+    /// - Returns: how many it removed.
+    @discardableResult
+    func removeAbandonedTemporaries(olderThan age: Double) -> Int {
+        guard let files = try? files(startingWith: ".", endingWith: "", measuring: true) else { return 0 }
+        let cutoff = Date().timeIntervalSince1970 - age
+        var removed = 0
+        for file in files where file.name.contains(Self.temporaryMarker) && file.modified < cutoff {
+            if (try? remove(file.name, durable: false)) != nil { removed += 1 }
+        }
+        return removed
     }
 }

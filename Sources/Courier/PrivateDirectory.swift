@@ -62,7 +62,7 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
         let name = try Self.checked(name)
         let directory = try open(creating: true)
         defer { close(directory) }
-        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temporary = ".\(name)\(Self.temporaryMarker)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .failed("create", path(of: temporary), errno) }
         var failure: (step: String, errno: Int32)?
@@ -101,6 +101,10 @@ public struct PrivateDirectory: Sendable, CustomStringConvertible {
         }
         if durable { _ = fsync(directory) }
     }
+
+    /// What the name of a write's temporary file holds after the target's name:
+    /// `.<name>.tmp-<process id>-<random>`.
+    static let temporaryMarker = ".tmp-"
 
     // MARK: - Opening and checking
 

@@ -90,4 +90,28 @@ struct DiskCacheTrimTests {
             #expect(left == 0)
         }
     }
+
+    @Test("a cache opened on a directory removes the temporary files of writes a crash cut short (older than 10 minutes), and keeps younger ones, other hidden files and its entries")
+    func abandonedTemporaries() throws {
+        try Self.withDirectory { directory in
+            let cache = HTTPCache(directory: directory)
+            cache.store(Self.entry("/kept"), for: Self.request("/kept"))
+            let manager = FileManager.default
+            let hourAgo = Date().addingTimeInterval(-3600)
+            func plant(_ name: String, modified: Date?) throws {
+                let url = directory.appendingPathComponent(name)
+                try Data("partial".utf8).write(to: url)
+                if let modified { try manager.setAttributes([.modificationDate: modified], ofItemAtPath: url.path) }
+            }
+            try plant(".abc-def.cache.tmp-4242-17", modified: hourAgo)
+            try plant(".abc-def.cache.tmp-4242-18", modified: hourAgo)
+            try plant(".abc-def.cache.tmp-\(getpid())-19", modified: nil)  // a write under way now
+            try plant(".keep-me", modified: hourAgo)
+            _ = HTTPCache(directory: directory)
+            let names = Set(try manager.contentsOfDirectory(atPath: directory.path))
+            #expect(!names.contains(".abc-def.cache.tmp-4242-17") && !names.contains(".abc-def.cache.tmp-4242-18"), "\(names)")
+            #expect(names.contains(".abc-def.cache.tmp-\(getpid())-19") && names.contains(".keep-me"), "\(names)")
+            #expect(Self.onDisk("/kept", in: directory))
+        }
+    }
 }

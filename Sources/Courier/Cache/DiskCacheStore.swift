@@ -21,7 +21,8 @@ import Foundation
 /// capacity, so that the next scan is far off. A scan that fails keeps the count. Several
 /// processes sharing a directory count only their own writes between their scans, so together
 /// they can exceed the capacity by up to an eighth of it per other process until the next scan.
-/// Finding a URL's entries lists the file names without measuring them.
+/// Finding a URL's entries lists the file names without measuring them. A store removes, when it
+/// is made, the temporary files of writes that a crash cut short (older than 10 minutes).
 struct DiskCacheStore: Sendable {
     private struct Record: Codable {
         var key: String
@@ -30,6 +31,9 @@ struct DiskCacheStore: Sendable {
 
     let directory: PrivateDirectory
     let capacity: Int
+    /// How old a temporary file must be before a new store takes it for the remains of a write
+    /// that a crash cut short, and removes it (10 minutes).
+    static let abandonedAfter: Double = 600
     /// The bytes the directory holds, as counted since the last scan.
     let usage = DiskCacheUsage()
 
@@ -39,6 +43,7 @@ struct DiskCacheStore: Sendable {
         directory = PrivateDirectory(url: url)
         self.capacity = capacity
         do { try directory.prepare() } catch { return nil }
+        directory.removeAbandonedTemporaries(olderThan: Self.abandonedAfter)
         usage.reset(to: entries() ?? [])
     }
 
