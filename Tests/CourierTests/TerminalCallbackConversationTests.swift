@@ -37,6 +37,10 @@ struct TerminalCallbackConversationTests {
         var silent = 0
         /// `cancelAll` calls.
         var cancelAlls = 0
+        /// Whether every situation above came up at least once.
+        var coversEverySituation: Bool {
+            raceCancelled > 0 && raceAnswered > 0 && cancelledBeforeAnswer > 0 && expired > 0 && silent > 0 && cancelAlls > 0
+        }
         /// The client's times from an answer in the socket to its terminal callback, measured so far.
         private var clientTimes: [Duration] = []
 
@@ -62,15 +66,15 @@ struct TerminalCallbackConversationTests {
         let server = try OnceConversationServer()
         defer { server.server.shutdown() }
         var tally = Tally()
-        for number in 0..<16 {
+        // 16 conversations, and up to 32 more while a situation is still missing: which way a
+        // race goes depends on the machine's load, so a loaded run may need more tries to see both.
+        for number in 0..<48 where number < 16 || !tally.coversEverySituation {
             var random = SeededRandom(seed: seed, stream: number)
             let plan = OnceConversation(number: number, random: &random, drops: transport == .native)
             let context = "conversation \(number) (\(plan)), \(SeededRandom(seed: seed).replayHint)"
             try await OnceConversationRun(plan: plan, server: server, transport: transport, context: context)
                 .run(random: &random, tally: &tally)
         }
-        #expect(tally.raceCancelled > 0 && tally.raceAnswered > 0 && tally.cancelledBeforeAnswer > 0 && tally.expired > 0
-                    && tally.silent > 0 && tally.cancelAlls > 0,
-                "the conversations missed a situation: \(tally)")
+        #expect(tally.coversEverySituation, "the conversations missed a situation: \(tally)")
     }
 }

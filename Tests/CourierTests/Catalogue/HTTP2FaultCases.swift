@@ -2,9 +2,6 @@ import Courier
 import CourierHTTP2
 import Foundation
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Reliability catalogue, HTTP/2 faults: a scripted HTTP/2 peer (``HTTP2ScriptedPeer``, h2c by
 /// prior knowledge) sends GOAWAY, RST_STREAM, a stream limit of 1, a window that never opens,
@@ -283,7 +280,7 @@ struct HTTP2FaultCases {
                     // answer, and at once the reset (the rest of the body lies unread).
                     guard let small, largeReceived >= 1 << 20 else { break }
                     connection.respond(small, body: Array("small stored".utf8))
-                    Glibc.shutdown(connection.fd, Int32(SHUT_RDWR))
+                    connection.close()
                     return
                 default:
                     break
