@@ -15,7 +15,7 @@ enum DurabilityText {
         let target: Int
         switch random.next() % 10 {
         case 0: target = limit
-        case 1: target = limit + 1 + Int(random.next() % 50)
+        case 1: target = limit + 1 + (random.next() % 2 == 0 ? 0 : Int(random.next() % 50))
         case 2, 3: target = 100 + Int(random.next() % UInt64(limit - 100))
         default: target = tag.count + 1 + Int(random.next() % 60)
         }
