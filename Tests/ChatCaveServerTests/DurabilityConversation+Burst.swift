@@ -7,8 +7,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A kill while requests are in flight: one change per client, sent at once from threads of
-/// their own, and SIGKILL once a random number of them were answered.
+/// A stop while requests are in flight: changes of several clients, sent at once from threads
+/// of their own, and SIGKILL (or SIGTERM) once a random number of them were answered.
 extension DurabilityConversation {
     /// One planned change of a burst: what the model records, the request, and whether the
     /// server must refuse it (a post it cannot accept, answered 406).
@@ -18,11 +18,12 @@ extension DurabilityConversation {
         var refused = false
     }
 
-    /// Sends a burst of changes (up to one per user holding a key, and perhaps a sign-up) and
-    /// kills the server once a random number of them (none to all) were answered, or after 5 s.
+    /// Sends a burst of changes (up to one per user holding a key, more posts, perhaps a sign-up)
+    /// and stops the server with `signal` once a random number of them (none to all) were
+    /// answered, or after 5 s.
     /// Every answer that arrived is checked (2xx, or 406 for a refused post); the changes go to
     /// ``DurabilityModel/pending``, to be settled after the restart.
-    func burstAndKill() {
+    func burst(thenStopWith signal: Int32) {
         let planned = planBurst()
         let answers = Mutex<[RawHTTPClient.Response?]>(Array(repeating: nil, count: planned.count))
         let answered = Atomic<Int>(0)
@@ -42,9 +43,9 @@ extension DurabilityConversation {
         let deadline = ContinuousClock.now + .seconds(5)
         while answered.load(ordering: .relaxed) < wanted && ContinuousClock.now < deadline { usleep(500) }
         usleep(useconds_t(random.next() % 3_000))  // then a little more, so that some are in the middle of being handled
-        note("burst of \(planned.count), killed after \(answered.load(ordering: .relaxed)) answers (\(wanted) wanted)")
-        stop(SIGKILL)
-        check(finished.wait(timeout: .now() + 30) == .success, "a burst request did not end within 30 s of the kill")
+        note("burst of \(planned.count), stopped after \(answered.load(ordering: .relaxed)) answers (\(wanted) wanted)")
+        stop(signal)
+        check(finished.wait(timeout: .now() + 30) == .success, "a burst request did not end within 30 s of the stop")
         let responses = answers.withLock { $0 }
         for (item, response) in zip(planned, responses) { record(item, response: response) }
     }
@@ -53,6 +54,7 @@ extension DurabilityConversation {
     private func record(_ item: Planned, response: RawHTTPClient.Response?) {
         let what = "\(item.request.method) \(item.request.path) in a burst"
         var pending = DurabilityModel.Pending(change: item.change, acknowledged: false)
+        if response == nil { lostAnswers += 1 }
         if let response {
             if item.refused {
                 check(response.status == 406, "\(what), a post the server must refuse, answers \(response)")

@@ -30,6 +30,8 @@ final class DurabilityConversation {
     private(set) var failed = false
     /// How many texts and names were made (each gets a unique tag).
     var serial = 0
+    /// How many changes of bursts got no answer (their fate is settled after the restart).
+    var lostAnswers = 0
     /// What happened, for the failure messages: stops, starts, bursts.
     private(set) var log: [String] = []
 
@@ -42,12 +44,27 @@ final class DurabilityConversation {
     /// The port of the running server.
     var port: Int { server?.port ?? 0 }
 
-    /// Starts the server on the data directory, durability `synced` or `flushed` at random.
+    /// Starts the server on the data directory, durability `synced` or `flushed` at random;
+    /// now and then after a start that was killed half-way (``killWhileStarting()``).
     func start() throws {
+        if chance(1, in: 4) { try killWhileStarting() }
         let durability = random.next() % 2 == 0 ? "synced" : "flushed"
         server = try ServerProcess.start(dataDirectory: directory, arguments: ["--durability", durability])
         model.restarted()
         note("started (\(durability)) on port \(port)")
+    }
+
+    /// Starts the server and kills it (SIGKILL) while it opens its database: once the database
+    /// file exists (at most 5 s), after a random 0 to 20 ms. A start that was cut short must
+    /// leave the data as it was.
+    func killWhileStarting() throws {
+        let child = try ServerProcess.launch(dataDirectory: directory)
+        let database = directory.appendingPathComponent("chatcave.sqlite").path
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !FileManager.default.fileExists(atPath: database) && ContinuousClock.now < deadline && child.isRunning { usleep(200) }
+        usleep(useconds_t(random.next() % 20_000))
+        child.kill()
+        note("killed while starting")
     }
 
     /// Stops the server with `signal` (SIGKILL or SIGTERM) and waits until it is gone.

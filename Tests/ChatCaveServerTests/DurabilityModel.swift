@@ -77,6 +77,9 @@ struct DurabilityModel {
     var remembered: [String: String] = [:]
     /// The burst of the last kill, to be settled after the restart.
     var pending: [Pending] = []
+    /// How many changes whose answer was lost turned out to be stored (users, rooms, messages),
+    /// to show that the conversation does reach the uncertain cases.
+    var lostButStored = 0
 
     /// The index of a user by id.
     func userIndex(_ id: String) -> Int? { users.firstIndex { $0.id == id } }
@@ -118,6 +121,7 @@ struct DurabilityModel {
                 continue
             }
             if let id = signUp.id, id != user.id { problems.append("users: \(user.name) has id \(user.id), not the acknowledged \(id)") }
+            if !signUp.acknowledged { lostButStored += 1 }
             users.append(User(id: user.id, name: user.name, password: signUp.password, address: signUp.address,
                               keys: signUp.key.map { [$0] } ?? [], unseenKeys: signUp.key == nil ? 1 : 0))
         }
@@ -171,6 +175,7 @@ struct DurabilityModel {
             }
             if let id = creation.id, id != room.id { problems.append("rooms: \(room.name) has id \(room.id), not the acknowledged \(id)") }
             if !room.members.isEmpty { problems.append("rooms: the new room \(room.name) has chatters \(room.members)") }
+            if !creation.acknowledged { lostButStored += 1 }
             settled.append(Room(id: room.id, name: room.name))
         }
         for (name, creation) in created where creation.acknowledged && !seen.contains(name) {
@@ -242,6 +247,7 @@ struct DurabilityModel {
             }
             used.insert(match)
             let candidate = candidates[match]
+            if !candidate.acknowledged { lostButStored += 1 }
             if candidate.refused { problems.append("messages of \(room.name): a refused post was stored: \(Self.describe(actual))") }
             if let id = candidate.acknowledgedID, id != actual.id {
                 problems.append("messages of \(room.name): \(Self.describe(actual)) was acknowledged with id \(id)")

@@ -35,6 +35,7 @@ struct ServerDurabilityConversationTests {
         }
         let conversation = DurabilityConversation(directory: directory, random: .forTest())
         defer { conversation.stop(SIGKILL) }
+        try conversation.killWhileStarting()
         try conversation.start()
         for _ in 0..<3 { conversation.signUp() }
         let deadline = ContinuousClock.now + .seconds(25)
@@ -42,19 +43,19 @@ struct ServerDurabilityConversationTests {
         for cycle in 0..<8 where !conversation.failed && ContinuousClock.now < deadline {
             for _ in 0..<(25 + Int(conversation.random.next() % 36)) where !conversation.failed { conversation.step() }
             guard !conversation.failed else { break }
-            let roll = cycle == 0 ? 0 : conversation.random.next() % 5
+            let roll = cycle == 0 ? 0 : conversation.random.next() % 6
             switch roll {
             case 0, 1, 2:
-                conversation.burstAndKill()
-                stops.append("burst+kill")
+                conversation.burst(thenStopWith: SIGKILL)
             case 3:
+                conversation.burst(thenStopWith: SIGTERM)
+            case 4:
                 conversation.stop(SIGKILL)
-                stops.append("kill")
             default:
                 conversation.stop(SIGTERM)
-                stops.append("term")
-                Self.checkModes(directory, conversation)
             }
+            stops.append(["burst+kill", "burst+kill", "burst+kill", "burst+term", "kill", "term"][Int(roll)])
+            Self.checkModes(directory, conversation)
             try conversation.start()
             conversation.verify()
         }
@@ -64,10 +65,12 @@ struct ServerDurabilityConversationTests {
         Self.checkModes(directory, conversation)
         try conversation.start()
         conversation.verify()
+        Self.checkModes(directory, conversation)  // while it runs
         conversation.stop(SIGTERM)
         Self.checkModes(directory, conversation)
         let messages = conversation.model.rooms.reduce(0) { $0 + $1.messages.count }
-        #expect(!conversation.failed, "\(conversation.random.replayHint): stops \(stops)")
+        let summary = "stops \(stops); \(conversation.lostAnswers) burst changes lost their answer, \(conversation.model.lostButStored) of them were stored"
+        #expect(!conversation.failed, "\(conversation.random.replayHint): \(summary)")
         #expect(conversation.model.users.count >= 3 && messages > 0, "the conversation did something: \(conversation.model.users.count) users, \(messages) messages")
     }
 }

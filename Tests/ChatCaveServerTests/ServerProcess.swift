@@ -38,11 +38,7 @@ struct ServerProcess {
     static func start(dataDirectory: URL, arguments: [String] = []) throws -> ServerProcess {
         let output = dataDirectory.path + "-stdout.txt"
         let errors = dataDirectory.path + "-stderr.txt"
-        var environment = ProcessInfo.processInfo.environment
-        environment["PORT"] = nil
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        let child = try ChildProcess.spawn(try executable(), ["serve", "--port", "0", "--data-dir", dataDirectory.path] + arguments,
-                                           stdout: output, stderr: errors, environment: environment)
+        let child = try launch(dataDirectory: dataDirectory, arguments: arguments)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -60,6 +56,18 @@ struct ServerProcess {
         }
         child.kill()
         throw Failure(description: "chatcave serve did not listen within 20 s")
+    }
+
+    /// Starts `chatcave serve --port 0 --data-dir <dataDirectory>` without waiting for it, its
+    /// standard output and error in `<dataDirectory>-stdout.txt` and `-stderr.txt`.
+    /// - Throws: when it cannot be spawned.
+    static func launch(dataDirectory: URL, arguments: [String] = []) throws -> ChildProcess {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PORT"] = nil
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        return try ChildProcess.spawn(try executable(), ["serve", "--port", "0", "--data-dir", dataDirectory.path] + arguments,
+                                      stdout: dataDirectory.path + "-stdout.txt", stderr: dataDirectory.path + "-stderr.txt",
+                                      environment: environment)
     }
 
     /// Sends `signal` (SIGKILL, or SIGTERM for a graceful stop) to the server and waits for it to end.
