@@ -55,6 +55,10 @@ extension DurabilityConversation {
         let what = "\(item.request.method) \(item.request.path) in a burst"
         var pending = DurabilityModel.Pending(change: item.change, acknowledged: false)
         if response == nil { lostAnswers += 1 }
+        if let response, response.status == 503, case .signUp = item.change {
+            return  // every hashing place was taken: refused, so the user must not appear (nor may a sign-in's key)
+        }
+        if let response, response.status == 503, case .signIn = item.change { return }
         if let response {
             if item.refused {
                 check(response.status == 406, "\(what), a post the server must refuse, answers \(response)")

@@ -67,12 +67,16 @@ final class DurabilityConversation {
         note("killed while starting")
     }
 
-    /// Stops the server with `signal` (SIGKILL or SIGTERM) and waits until it is gone.
+    /// Stops the server with `signal` (SIGKILL or SIGTERM), waits until it is gone, and checks
+    /// that it wrote nothing to its standard error (no failed change, no crash, no data race
+    /// report of a sanitized build).
     func stop(_ signal: Int32) {
         guard let running = server else { return }
         running.kill(signal)
         server = nil
         note(signal == SIGKILL ? "killed" : "stopped with SIGTERM")
+        let errors = (try? String(contentsOfFile: directory.path + "-stderr.txt", encoding: .utf8)) ?? ""
+        check(errors.isEmpty, "the server wrote to its standard error: \(errors.prefix(2_000))")
     }
 
     /// Adds a line to the log shown with failures.
