@@ -38,7 +38,7 @@ struct ServerDurabilityConversationTests {
         try conversation.killWhileStarting()
         try conversation.start()
         for _ in 0..<3 { conversation.signUp() }
-        let deadline = ContinuousClock.now + .seconds(25)
+        let deadline = ContinuousClock.now + .seconds(18)  // fewer cycles on a slow (sanitized, loaded) run
         var stops: [String] = []
         for cycle in 0..<8 where !conversation.failed && ContinuousClock.now < deadline {
             for _ in 0..<(25 + Int(conversation.random.next() % 36)) where !conversation.failed { conversation.step() }
