@@ -12,7 +12,10 @@ enum DataDirectory {
         let description: String
     }
 
-    /// Makes sure `directory` exists (creating it, mode 0700) and is a directory.
+    /// Makes sure `directory` exists (creating it, mode 0700) and is a directory. It is made
+    /// with mode 0700 in the one `mkdir` call, never wider for a moment (a stop between a wider
+    /// `mkdir` and a `chmod` would leave it readable for good); missing parents are made as
+    /// usual.
     /// - Throws: ``Failure`` when it cannot be created or is not a directory.
     static func prepare(_ directory: URL) throws(Failure) {
         var isDirectory: ObjCBool = false
@@ -21,10 +24,13 @@ enum DataDirectory {
             return
         }
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
             throw Failure(description: "cannot create the data directory \(directory.path): \(error)")
+        }
+        // The umask may narrow 0700, never widen it; an explicit chmod makes it exact.
+        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST, chmod(directory.path, 0o700) == 0 else {
+            throw Failure(description: "cannot create the data directory \(directory.path): \(String(cString: strerror(errno)))")
         }
     }
 
