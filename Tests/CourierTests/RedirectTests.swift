@@ -31,6 +31,22 @@ struct RedirectTests {
         }
     }
 
+    @Test("F1 a redirect inherits the fragment of the URL it answered when its Location has none (RFC 9110 §10.2.2); one of its own wins", arguments: TransportUnderTest.allCases)
+    func fragmentInherited(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            Self.addChain(to: server)
+            server.route("/own") { _ in .response(status: 302, headers: [("Location", "/chain/0#own")]) }
+            let connection = leaks.connection(server, transport)
+            let inherited = try await connection.get("/chain/2#part")
+            #expect(inherited.url.path == "/chain/0" && inherited.url.fragment == "part", "\(inherited.url)")
+            let own = try await connection.get("/own#part")
+            #expect(own.url.path == "/chain/0" && own.url.fragment == "own", "\(own.url)")
+        }
+    }
+
     @Test("F1 a chain over the limit fails with tooManyRedirects", arguments: TransportUnderTest.allCases)
     func chainTooLong(transport: TransportUnderTest) async throws {
         let server = try TestServer()

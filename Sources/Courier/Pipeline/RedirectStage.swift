@@ -53,7 +53,8 @@ struct RedirectStage: PipelineStage {
             throw .tooManyRedirects.with(detail: "more than \(policy.limit) redirects from \(Redaction.url(request.url))",
                                          response: response)
         }
-        guard let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
+        guard let resolved = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current.url)?.absoluteURL,
+              case let target = inheritingFragment(resolved, from: current.url),
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
               target.host?.isEmpty == false, Self.isUsable(target) else {
             throw .redirectRefused.with(detail: "the Location '\(location.prefix(200))' is not a usable http(s) URL",
@@ -71,6 +72,16 @@ struct RedirectStage: PipelineStage {
         case .stop: return nil
         case .refuse: throw .redirectRefused.with(detail: "the redirect hook refused \(Redaction.url(target))", response: response)
         }
+    }
+
+    /// `target`, with the fragment of `url` when it has none of its own: RFC 9110 §10.2.2 has a
+    /// redirect inherit the fragment of the URL it answered (`/a#part` redirected to `/b` is
+    /// `/b#part`). The fragment is never sent; it shows in the final response's URL.
+    static func inheritingFragment(_ target: URL, from url: URL) -> URL {
+        guard target.fragment == nil, let inherited = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedFragment,
+              var components = URLComponents(url: target, resolvingAgainstBaseURL: true) else { return target }
+        components.percentEncodedFragment = inherited
+        return components.url ?? target
     }
 
     /// Whether `target` passes the check a request's own URL passes: http(s), a host and a port
