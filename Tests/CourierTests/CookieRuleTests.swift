@@ -214,6 +214,24 @@ struct CookieRuleTests {
         #expect(store.cookies.allSatisfy { $0.domain == "h3.test" || $0.domain == "h4.test" })
     }
 
+    @Test("eviction: of cookies last used at one instant (sent in one request), the earliest created go first, whatever their domains")
+    func evictionTies() {
+        // 30 cookies in 30 domains, created one after another, then all sent at one instant;
+        // the next one stored takes the jar past its total of 30: the first created goes.
+        for round in 0..<8 {
+            var store = CookieStore(limits: .init(perDomain: 5, total: 30))
+            let domains = (0..<30).map { "d\($0)-\(round).example" }
+            for (index, domain) in domains.enumerated() {
+                store.receive("c=\(index); Domain=\(domain)", from: URL(string: "http://www.\(domain)/")!, now: Self.now)
+            }
+            let later = Self.now.addingTimeInterval(60)
+            for domain in domains { _ = store.header(for: URL(string: "http://www.\(domain)/")!, now: later) }
+            store.receive("new=1", from: URL(string: "http://fresh.example/")!, now: later)
+            let left = Set(store.cookies.map(\.domain))
+            #expect(store.count == 30 && !left.contains(domains[0]) && left.contains(domains[1]), "round \(round): \(left.sorted())")
+        }
+    }
+
     @Test("a cookie's description never shows its value")
     func description() {
         let cookie = Cookie(name: "sid", value: "s3cret", domain: "example.com", isSecure: true)

@@ -87,7 +87,7 @@ struct CookieStore: Sendable, Equatable {
         }
         if !cookie.isExpired(at: now) { bucket.append(cookie) }
         if bucket.count > limits.perDomain {
-            bucket.sort { $0.lastAccessed < $1.lastAccessed }
+            bucket.sort(by: Self.evictionOrder)
             bucket.removeFirst(bucket.count - limits.perDomain)
         }
         buckets[cookie.domain] = bucket.isEmpty ? nil : bucket
@@ -125,6 +125,13 @@ struct CookieStore: Sendable, Equatable {
         return chosen.isEmpty ? nil : chosen.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
     }
 
+    /// `a` is evicted before `b`: the less recently used first, and of cookies used at the same
+    /// instant (sent in one request) the earlier created, so that which one goes never depends
+    /// on the order of the store's buckets.
+    static func evictionOrder(_ a: Cookie, _ b: Cookie) -> Bool {
+        a.lastAccessed != b.lastAccessed ? a.lastAccessed < b.lastAccessed : a.created < b.created
+    }
+
     /// Removes expired cookies, then the least recently used ones of any domain holding more than
     /// ``CookieJar/Limits/perDomain``, then the least recently used of all beyond
     /// ``CookieJar/Limits/total`` (RFC 6265 §5.3's eviction).
@@ -132,14 +139,14 @@ struct CookieStore: Sendable, Equatable {
         for (domain, bucket) in buckets {
             var kept = bucket.filter { !$0.isExpired(at: now) }
             if kept.count > limits.perDomain {
-                kept.sort { $0.lastAccessed < $1.lastAccessed }
+                kept.sort(by: Self.evictionOrder)
                 kept.removeFirst(kept.count - limits.perDomain)
             }
             buckets[domain] = kept.isEmpty ? nil : kept
         }
         recount()
         guard count > limits.total else { return }
-        let victims = cookies.sorted { $0.lastAccessed < $1.lastAccessed }.prefix(count - limits.total)
+        let victims = cookies.sorted(by: Self.evictionOrder).prefix(count - limits.total)
         for victim in victims {
             buckets[victim.domain]?.removeAll { $0.sameSlot(as: victim) }
             if buckets[victim.domain]?.isEmpty == true { buckets[victim.domain] = nil }
