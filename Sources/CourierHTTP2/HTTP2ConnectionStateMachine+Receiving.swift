@@ -13,8 +13,12 @@ extension HTTP2ConnectionStateMachine {
                                   "a SETTINGS flood: more than \(configuration.maxSettingsWithoutData) SETTINGS frames without HEADERS or DATA")
             }
             hasReceivedPeerSettings = true
-            try applyPeerSettings(settings, output: &output)
+            try applyPeerSettings(settings)
+            // The ACK goes first (§6.5.3: emitted as soon as the values are applied): a peer
+            // applies its new SETTINGS_INITIAL_WINDOW_SIZE to what it receives only once it
+            // reads the ACK, so DATA the new window released must follow the ACK.
             HTTP2Frame.settingsAck.serialize(into: &output)
+            for id in streams.keys.sorted() { flush(id, into: &output) }
         case .settingsAck:
             guard unacknowledgedSettings > 0 else { throw .connection(.protocolError, "a SETTINGS acknowledgement came without SETTINGS") }
             unacknowledgedSettings -= 1
@@ -80,7 +84,7 @@ extension HTTP2ConnectionStateMachine {
         }
     }
 
-    private mutating func applyPeerSettings(_ settings: [HTTP2Setting], output: inout [UInt8]) throws(HTTP2ProtocolError) {
+    private mutating func applyPeerSettings(_ settings: [HTTP2Setting]) throws(HTTP2ProtocolError) {
         for setting in settings {
             switch setting.identifier {
             case .headerTableSize:
@@ -102,7 +106,6 @@ extension HTTP2ConnectionStateMachine {
                 continue
             }
         }
-        for id in streams.keys.sorted() { flush(id, into: &output) }
     }
 
     private mutating func windowUpdate(_ streamID: UInt32, _ increment: Int, output: inout [UInt8]) throws(HTTP2ProtocolError) {
