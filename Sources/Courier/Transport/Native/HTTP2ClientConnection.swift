@@ -221,9 +221,17 @@ final class HTTP2ClientConnection {
         }
     }
 
-    /// Feeds plaintext to the machine and carries out its actions.
+    /// Feeds plaintext to the machine and carries out its actions: first what it writes, then
+    /// the pool hears what changed (a new stream limit, a GOAWAY), then the streams' events.
+    /// In that order, a stream that ended in this read frees a slot by the limit the server
+    /// set in it: by the old one, the pool would place a waiting request for which the machine
+    /// has no stream, and each such try would count as a refusal by the server.
     private func receive(_ bytes: UnsafeRawBufferPointer) {
-        perform(machine.receive(Array(bytes)))
+        let actions = machine.receive(Array(bytes))
+        let writes = actions.prefix { if case .write = $0 { true } else { false } }
+        perform(Array(writes))
+        reportToPool()
+        perform(Array(actions.dropFirst(writes.count)))
         perform(machine.returnStreamWindows())
         reportToPool()
         // A WINDOW_UPDATE may have let buffered body out: read more of the uploads.
