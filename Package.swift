@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "CourierTestSupport", dependencies: ["Courier", "CourierTestServer"], path: "Tests/CourierTestSupport"),
         .testTarget(name: "CourierWireTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierWire", "CLinuxSystem", "CourierTestServer"]),
         .testTarget(name: "CourierHTTP1Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP1"]),
-        .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP2", "CourierTestServer"]),
+        .testTarget(name: "CourierHTTP2Tests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierHTTP2", "CourierTestServer", "Courier"]),
         .testTarget(name: "CourierTLSTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTLS", "CourierTestServer"]),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "CourierTestServer"]),
         .testTarget(name: "CourierTests", dependencies: ["CTestConcurrency", "CourierTestSupport", "Courier", "CourierHTTP2", "CourierTestServer", "COpenSSL"]),

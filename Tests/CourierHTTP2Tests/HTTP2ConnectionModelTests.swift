@@ -26,9 +26,9 @@ struct HTTP2ConnectionModelTests {
         print("HTTP/2 model: \(responses) responses, \(failed) failures, \(cancels) cancels, \(goAways) GOAWAYs, \(limited) limited")
         // The moves reach every kind of outcome often enough for the checks to mean something.
         #expect(responses > 800)
-        #expect(failed > 100)
-        #expect(cancels > 50)
-        #expect(goAways > 30)
-        #expect(limited > 50)
+        #expect(failed > 500)
+        #expect(cancels > 300)
+        #expect(goAways > 200)
+        #expect(limited > 100)
     }
 }

@@ -46,6 +46,9 @@ struct HTTP2ModelPeer {
     var cancelledInFlight: [UInt32: Stream] = [:]
     /// The streams the peer reset.
     private var peerResets: Set<UInt32> = []
+    /// The requests (plan indices) whose streams the peer did not process, in order: refused
+    /// with REFUSED_STREAM, above a GOAWAY's last stream id, or opened after the GOAWAY.
+    private(set) var unprocessed: [Int] = []
     /// The ids the client reset with CANCEL, in order (the conversation checks its cancels).
     var clientCancels: [UInt32] = []
     /// The client's SETTINGS as they apply to what the peer sends.
@@ -191,21 +194,29 @@ struct HTTP2ModelPeer {
         lastClientStream = id
         if goAwayLast != nil {
             // A head that crossed the GOAWAY is still decoded, to keep HPACK in step.
-            if crossing { _ = try? decoder.decode(block) } else { violations.append("the client opened stream \(id) after GOAWAY") }
+            guard crossing else { return violations.append("the client opened stream \(id) after GOAWAY") }
+            if let index = (try? decoder.decode(block)).flatMap(Self.requestIndex) { unprocessed.append(index) }
             return
         }
         if streams.count + 1 > ackedMaxStreams {
             violations.append("the client opened stream \(id) with \(streams.count) open, but the limit is \(ackedMaxStreams)")
         }
-        guard let fields = try? decoder.decode(block), let path = fields.first(where: { $0.name == ":path" }),
-              let index = Int(path.value.dropFirst(2)), plan.indices.contains(index) else {
+        guard let fields = try? decoder.decode(block), let index = Self.requestIndex(fields), plan.indices.contains(index) else {
             violations.append("stream \(id): a request head the server cannot place")
             return
         }
         let planned = plan[index].requestFields(index: index)
         if crossing ? fields.filter({ $0.name == ":method" || $0.name == ":path" }) != [planned[0], planned[3]] : fields != planned { violations.append("stream \(id): request fields \(fields)") }
-        if endStream != (plan[index].upload == nil) { violations.append("stream \(id): END_STREAM \(endStream) on the request head") }
+        // Over a socket an empty body may also end with the head (the transport sends no DATA).
+        let mustEnd = plan[index].upload == nil
+        let mayEnd = mustEnd || crossing && plan[index].upload == []
+        if mustEnd && !endStream || endStream && !mayEnd { violations.append("stream \(id): END_STREAM \(endStream) on the request head") }
         streams[id] = Stream(request: index, requestEnded: endStream, receiveWindow: ackedInitialWindow, sendWindow: clientInitialWindow)
+    }
+
+    /// The plan index a request head names in its `:path` (`/r<index>`).
+    private static func requestIndex(_ fields: [HPACKHeaderField]) -> Int? {
+        fields.first { $0.name == ":path" }.flatMap { Int($0.value.dropFirst(2)) }
     }
 
     /// Request body octets: within both windows the client was given, on an open request.
@@ -287,6 +298,7 @@ struct HTTP2ModelPeer {
 
     /// RST_STREAM from the server; the stream is gone.
     mutating func reset(_ id: UInt32, _ code: HTTP2ErrorCode) -> [UInt8] {
+        if code == .refusedStream, let request = streams[id]?.request { unprocessed.append(request) }
         streams[id] = nil
         peerResets.insert(id)
         return HTTP2Frame.rstStream(streamID: id, code: code).serialized
@@ -295,7 +307,10 @@ struct HTTP2ModelPeer {
     /// GOAWAY: the streams above `last` are dropped unprocessed.
     mutating func goAway(last: UInt32, code: HTTP2ErrorCode) -> [UInt8] {
         goAwayLast = last
-        for id in streams.keys where id > last { streams[id] = nil }
+        for id in streams.keys.sorted() where id > last {
+            unprocessed.append(streams[id]!.request)
+            streams[id] = nil
+        }
         return HTTP2Frame.goAway(lastStreamID: last, code: code, debugData: []).serialized
     }
 
@@ -325,7 +340,7 @@ struct HTTP2ModelPeer {
                        endStream: end, using: &random, into: &output)
             stream.responseEnded = end
         } else if !bodyDone(stream) {
-            let padding: UInt8? = Int.random(in: 0..<4, using: &random) == 0 ? UInt8.random(in: 0...40, using: &random) : nil
+            let padding: UInt8? = Int.random(in: 0..<4, using: &random) == 0 ? UInt8.random(in: 0...255, using: &random) : nil
             let overhead = padding.map { Int($0) + 1 } ?? 0
             let room = Swift.min(stream.sendWindow, sendConnectionWindow) - overhead
             let frame = [1, 100, 5_000, 16_384, 16_384, 16_384, 16_384, 16_384].randomElement(using: &random)!

@@ -27,7 +27,7 @@ enum HTTP2ModelOutcome: Equatable, CustomStringConvertible {
 }
 
 /// One request of a model conversation and the response the peer means to give it.
-struct HTTP2ModelRequest {
+struct HTTP2ModelRequest: Sendable {
     /// The request body, or `nil` for a request without one (HEADERS with END_STREAM).
     var upload: [UInt8]?
     /// Whether a 103 interim response comes before the final head.
