@@ -42,7 +42,8 @@ struct HTTP2ModelConversation {
     private(set) var responses = 0, failedStreams = 0, cancels = 0, goAways = 0, peakOpen = 0
 
     /// A conversation of 1 to 10 requests, the client's and the peer's settings at random;
-    /// one in twenty carries three responses of 1 MiB.
+    /// one in twenty carries three responses of 1 MiB, one in ten of the others pads every
+    /// DATA frame heavily.
     init(seed: UInt64) {
         var random = SeededRandom(seed: seed)
         let big = Int.random(in: 0..<20, using: &random) == 0
@@ -56,7 +57,7 @@ struct HTTP2ModelConversation {
         self.plan = plan
         queue = Array(plan.indices)
         machine = HTTP2ConnectionStateMachine(configuration: configuration)
-        peer = HTTP2ModelPeer(plan: plan)
+        peer = HTTP2ModelPeer(plan: plan, paddingHeavy: !big && Int.random(in: 0..<10, using: &self.random) == 0)
     }
 
     // MARK: - Running

@@ -73,9 +73,14 @@ struct HTTP2ModelPeer {
     private var pendingBlock: (streamID: UInt32, endStream: Bool, bytes: [UInt8])?
 
     /// A peer for a conversation following `plan`.
-    init(plan: [HTTP2ModelRequest], crossing: Bool = false) {
+    /// Whether every DATA frame carries 200 to 255 octets of padding and at most 100 of data, so
+    /// that a client that does not count padding against its windows stalls (§6.9.1).
+    let paddingHeavy: Bool
+
+    init(plan: [HTTP2ModelRequest], crossing: Bool = false, paddingHeavy: Bool = false) {
         self.plan = plan
         self.crossing = crossing
+        self.paddingHeavy = paddingHeavy
     }
 
     /// Whether the peer ended or dropped `id` itself (RST_STREAM or GOAWAY), so that frames
@@ -340,10 +345,12 @@ struct HTTP2ModelPeer {
                        endStream: end, using: &random, into: &output)
             stream.responseEnded = end
         } else if !bodyDone(stream) {
-            let padding: UInt8? = Int.random(in: 0..<4, using: &random) == 0 ? UInt8.random(in: 0...255, using: &random) : nil
+            let padding: UInt8? = paddingHeavy ? UInt8.random(in: 200...255, using: &random)
+                : Int.random(in: 0..<4, using: &random) == 0 ? UInt8.random(in: 0...255, using: &random) : nil
             let overhead = padding.map { Int($0) + 1 } ?? 0
             let room = Swift.min(stream.sendWindow, sendConnectionWindow) - overhead
-            let frame = [1, 100, 5_000, 16_384, 16_384, 16_384, 16_384, 16_384].randomElement(using: &random)!
+            let frame = paddingHeavy ? overhead + Int.random(in: 1...100, using: &random)
+                : [1, 100, 5_000, 16_384, 16_384, 16_384, 16_384, 16_384].randomElement(using: &random)!
             let size = Swift.min(request.body.count - stream.bodySent, room, frame - overhead)
             guard size > 0 else { return nil }
             let end = stream.requestEnded && stream.bodySent + size == request.body.count && request.trailers.isEmpty
