@@ -40,7 +40,7 @@ extension HTTP2ClientConnection {
                                                      streamsBody: exchange.stream != nil, observesBody: exchange.observesBody)
         let deadline = now &+ exchange.timeout
         streams[streamID] = Stream(exchange: exchange, response: HTTP2ResponseAssembler(request: request, limits: .init(settings)),
-                                   deadline: deadline)
+                                   deadline: deadline, afterResponse: responsesCarried > 0)
         streamOfRequest[requestID] = streamID
         requestsBeingWritten.append(streamID)
         armWatchdog(deadline: deadline)
@@ -191,6 +191,7 @@ extension HTTP2ClientConnection {
         let exchange = stream.exchange
         if let requestID = exchange.poolID { streamOfRequest[requestID] = nil }
         exchange.wireBodyBytes = stream.response.wireBytes
+        if case .success = outcome { responsesCarried += 1 }
         pool?.http2StreamEnded(self, exchange)
         exchange.finish(outcome)
     }

@@ -31,6 +31,9 @@ final class HTTP2ClientConnection {
         var deadline: UInt64
         /// Whether its streamed body's consumer stopped reading (no timeout meanwhile).
         var paused = false
+        /// Whether the connection had carried a whole response before this stream started: only
+        /// then may a lost connection be a stale one, whose unanswered idempotent requests go out again.
+        var afterResponse = false
     }
 
     let key: NativePoolKey
@@ -81,6 +84,8 @@ final class HTTP2ClientConnection {
     var reportedDraining = false
     /// How many streams were started (a stream after the first runs on a reused connection).
     var streamsStarted = 0
+    /// How many streams ended with their response (see ``Stream/afterResponse``).
+    var responsesCarried = 0
     /// When the server must have acknowledged our SETTINGS.
     var settingsDeadline: UInt64 = 0
     var watchdog: EventLoop.Timer?
@@ -370,14 +375,16 @@ final class HTTP2ClientConnection {
     /// The transport under the connection failed or closed: every stream fails with `error`,
     /// except a stale connection's: a request that is safe to repeat, sent on a connection that
     /// had carried a response before and answered with nothing at all, goes out once more on
-    /// another connection (as HTTP/1.1 does for a pooled connection the server closed).
+    /// another connection (as HTTP/1.1 does for a pooled connection the server closed). A stream
+    /// that started beside others on a connection that had answered none is not repeated: that
+    /// connection broke under its first requests, which the server may have processed.
     func lost(_ error: HTTPConnectionError) {
         guard !isClosed else { return }
         let actions = machine.transportClosed(reason: error.detail ?? "the connection closed")
         reportDrainingIfNeeded()
         var stale: [NativeExchange] = []
         for case .streamFailed(let id, _) in actions {
-            if let stream = streams[id], stream.response.head == nil, stream.exchange.timeline.reused,
+            if let stream = streams[id], stream.response.head == nil, stream.afterResponse,
                stream.exchange.isIdempotent, stream.exchange.staleRetries == 0, pool != nil {
                 streams[id] = nil
                 uploading.remove(id)
