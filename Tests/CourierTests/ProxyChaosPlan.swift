@@ -2,9 +2,10 @@ import Courier
 import CourierTestServer
 
 /// The random choices of one proxy chaos conversation, drawn before it runs, and what each
-/// fault must end in: which proxy (kind, credentials), and per request its origin, whether it
-/// reuses the last tunnel, meets a proxy that closed its idle connections, or meets a fault on
-/// a fresh connection, and whether the client cancels it.
+/// fault must end in: which proxy (kind, credentials), and per request its origin, what it sends
+/// (a GET, a POST of data or of a file, a PUT), whether it reuses the last tunnel, meets a proxy
+/// that closed its idle connections, a kept tunnel that goes stale just as it is reused (at the
+/// proxy or at the origin), or a fault on a fresh connection, and whether the client cancels it.
 ///
 /// Faults come from decks (``FaultDecks``) shared by all the conversations of a run, so that a
 /// run deals every fault of a deck before any comes twice.
@@ -17,9 +18,11 @@ struct ProxyChaosPlan {
     private(set) var requests: [Request] = []
 
     /// One request of the conversation.
-    struct Request {
+    struct Request: CustomStringConvertible {
         /// `http://…` or `https://…`, by address or by name.
         let base: String
+        /// What it sends.
+        let verb: Verb
         /// Whether it meets a fault on a fresh connection, reuses the kept one, or follows the
         /// proxy closing its idle connections.
         let step: Step
@@ -30,6 +33,45 @@ struct ProxyChaosPlan {
         var fault: ProxyChaosFault {
             if case .fault(let fault) = step { return fault }
             return .behave
+        }
+
+        /// The request as planned, for a failure's history.
+        var description: String {
+            "\(verb) \(base), \(step)\(cancel == .none ? "" : ", cancelled \(cancel)")"
+        }
+    }
+
+    /// What a request sends.
+    enum Verb: CustomStringConvertible {
+        /// A GET without a body.
+        case get
+        /// A POST of a body held in memory.
+        case postData
+        /// A POST of a file.
+        case postFile
+        /// A PUT of a body held in memory.
+        case put
+
+        /// The request method.
+        var method: HTTPRequest.Method {
+            switch self {
+            case .get: .get
+            case .postData, .postFile: .post
+            case .put: .put
+            }
+        }
+
+        /// Whether the method may be repeated (GET, PUT): a stale connection sends it again.
+        var isIdempotent: Bool { method.isIdempotent }
+
+        /// The verb, for a failure's history.
+        var description: String {
+            switch self {
+            case .get: "GET"
+            case .postData: "POST of data"
+            case .postFile: "POST of a file"
+            case .put: "PUT"
+            }
         }
     }
 
@@ -52,15 +94,15 @@ struct ProxyChaosPlan {
         for _ in 0..<requestCount {
             let base: String
             let step: Step
-            if let last = requests.last, last.cancel == .none, expected(last.fault, tunnels: tunnels(last.base)) == .body,
-               random.next() % 10 < 3 {
+            if let last = requests.last, last.cancel == .none, expected(last) == .body, random.next() % 10 < 4 {
                 base = last.base
-                step = random.next() % 2 == 0 ? .reuse : .afterIdleClose
+                step = [Step.reuse, .afterIdleClose, .staleAtProxy, .staleAtOrigin][Int(random.next() % 4)]
             } else {
                 base = bases[Int(random.next() % UInt64(bases.count))]
                 step = .fault(random.next() % 10 < 2 ? .behave : decks.draw(faults(tunnels: tunnels(base)), deck: deck(tunnels: tunnels(base)), &random))
             }
-            let fault = Request(base: base, step: step, cancel: .none).fault
+            let verb = random.next() % 2 == 0 ? Verb.get : [Verb.postData, .postFile, .put][Int(random.next() % 3)]
+            let fault = Request(base: base, verb: verb, step: step, cancel: .none).fault
             let cancel: Cancel
             if fault.stalls {
                 // A stalled handshake is ended by the connect timeout, or half the time by a cancel.
@@ -68,7 +110,7 @@ struct ProxyChaosPlan {
             } else {
                 cancel = random.next() % 10 == 0 ? .atRandom(milliseconds: Int(random.next() % 4)) : .none
             }
-            requests.append(Request(base: base, step: step, cancel: cancel))
+            requests.append(Request(base: base, verb: verb, step: step, cancel: cancel))
         }
     }
 
@@ -80,6 +122,12 @@ struct ProxyChaosPlan {
         case reuse
         /// Goes to the last request's origin after the proxy closed its idle connections.
         case afterIdleClose
+        /// Goes to the last request's origin on its idle tunnel, which the proxy closes when the
+        /// request's bytes arrive, passing none of them on.
+        case staleAtProxy
+        /// Goes to the last request's origin on its idle tunnel; the origin reads the whole
+        /// request, then closes its connection unanswered (and so the proxy closes the tunnel).
+        case staleAtOrigin
 
         /// The step, for a failure's history.
         var description: String {
@@ -87,6 +135,8 @@ struct ProxyChaosPlan {
             case .fault(let fault): "\(fault)"
             case .reuse: "reuse of the kept tunnel"
             case .afterIdleClose: "after the proxy closed its idle tunnels"
+            case .staleAtProxy: "on a kept tunnel the proxy drops as the request comes"
+            case .staleAtOrigin: "on a kept tunnel whose origin closes unanswered"
             }
         }
     }
@@ -135,6 +185,43 @@ struct ProxyChaosPlan {
     /// The deck a fault for a request that `tunnels` is drawn from: one per list of faults.
     private func deck(tunnels: Bool) -> String {
         socks ? "SOCKS5\(withCredentials ? " with credentials" : "")" : tunnels ? "CONNECT" : "forwarding"
+    }
+
+    /// What `request` must end with when the client does not cancel it: a request that meets a
+    /// stale kept tunnel goes out once more on a fresh one when it is idempotent, and fails with
+    /// ``HTTPConnectionError/staleConnection`` when it is not (it was sent, and may have reached the
+    /// origin); otherwise as its fault calls for (``expected(_:tunnels:)``).
+    func expected(_ request: Request) -> Expected {
+        switch request.step {
+        case .staleAtProxy, .staleAtOrigin:
+            request.verb.isIdempotent ? .body : .error(.staleConnection)
+        case .fault, .reuse, .afterIdleClose:
+            expected(request.fault, tunnels: tunnels(request.base))
+        }
+    }
+
+    /// How many connections the proxy accepts for `request` when the client does not cancel it:
+    /// none to reuse a kept tunnel or to fail on a stale one, one for a fresh connection (a fault,
+    /// after an idle close, or to send an idempotent request again).
+    func connectionsOpened(_ request: Request) -> Int {
+        switch request.step {
+        case .reuse: 0
+        case .fault, .afterIdleClose: 1
+        case .staleAtProxy, .staleAtOrigin: request.verb.isIdempotent ? 1 : 0
+        }
+    }
+
+    /// How many times the origin receives `request` when the client does not cancel it, or `nil`
+    /// when its fault leaves that open (a proxy that cuts the answer may or may not have passed
+    /// the request on): the origin that closes unanswered receives it once more when it is sent
+    /// again, the proxy that drops a stale tunnel passes none of it on.
+    func arrivals(_ request: Request) -> Int? {
+        switch request.step {
+        case .reuse, .afterIdleClose: 1
+        case .staleAtProxy: request.verb.isIdempotent ? 1 : 0
+        case .staleAtOrigin: request.verb.isIdempotent ? 2 : 1
+        case .fault: expected(request) == .body ? 1 : nil
+        }
     }
 
     /// What a request that `tunnels` (or is forwarded) must end with when its fresh connection

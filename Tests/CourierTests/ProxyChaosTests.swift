@@ -9,12 +9,16 @@ import Testing
 /// in-process proxy (``ProxyChaosPeer``) that behaves or breaks its protocol at a chosen step,
 /// to real origins (a `TestServer`, and ``TLSOriginServer`` inside the tunnels for `https`).
 ///
-/// Each conversation sends its requests one at a time, so that the fault the proxy applies to
-/// its next connection is the fault of the request that opens it (the proxy's connections are
-/// closed, and the client's seen gone, first). Between faults a request reuses the kept tunnel, or
-/// meets a proxy that closed its idle tunnels; the client cancels some. Conversations run 6 at a
-/// time. URLSession is left out: on Linux it cannot send through a proxy at all
-/// (FoundationNetworking ignores `connectionProxyDictionary`; see `URLSessionProxyTests`).
+/// Each conversation sends its requests (GETs, POSTs of data and of files, PUTs) one at a time,
+/// so that the fault the proxy applies to its next connection is the fault of the request that
+/// opens it (the proxy's connections are closed, and the client's seen gone, first). Between
+/// faults a request reuses the kept tunnel, meets a proxy that closed its idle tunnels, or a kept
+/// tunnel that goes stale as it is reused (the proxy drops it, or the origin behind it closes
+/// unanswered); the client cancels some. The origins log what arrived, so that a POST is seen to
+/// arrive once at most, every body intact. Conversations run 6 at a time. URLSession is left
+/// out: on Linux it cannot send through a proxy at all (FoundationNetworking ignores
+/// `connectionProxyDictionary`; see `URLSessionProxyTests`). ``ProxyTunnelHTTP2Tests`` sends
+/// HTTP/2 through the same proxy.
 @Suite("Proxies that misbehave at random")
 struct ProxyChaosTests {
     /// The origins every conversation reaches, and the heads they received.
@@ -25,6 +29,8 @@ struct ProxyChaosTests {
         let ca: Data
         /// The request heads both origins received, as text.
         let heads: @Sendable () -> [String]
+        /// The methods and bodies both origins received, by path; which they close unanswered.
+        let log: ProxyChaosOriginLog
     }
 
     /// How long a connection (tunnel, TLS to the origin) may take: what ends a stalled proxy.
@@ -39,17 +45,23 @@ struct ProxyChaosTests {
         let plain = try TestServer()
         defer { plain.shutdown() }
         let plainHeads = Locked<[String]>([])
+        let log = ProxyChaosOriginLog()
         plain.route("/pc/*") { request in
             let head = ([request.method + " " + request.target] + request.fields.map { "\($0.name): \($0.value)" }).joined(separator: "\r\n")
             plainHeads.withLock { $0.append(head) }
+            guard log.arrive(method: request.method, path: request.path, body: request.body) else { return .script([.close]) }
             return .response(status: 200, body: ProxyChaosOrigin.body(for: request.path))
         }
-        let secure = try TLSOriginServer(tls: tls)
+        let secure = try TLSOriginServer(tls: tls) { head, body in
+            let line = (head.components(separatedBy: "\r\n").first ?? "").split(separator: " ")
+            guard line.count == 3, log.arrive(method: String(line[0]), path: String(line[1]), body: Data(body)) else { return [] }
+            return TLSOriginServer.proxyChaosAnswer(head: head, body: body)
+        }
         defer { secure.stop() }
         let origins = Origins(bases: ["http://127.0.0.1:\(plain.port)", "http://localhost:\(plain.port)",
                                       "https://127.0.0.1:\(secure.port)", "https://localhost:\(secure.port)"],
                               ca: certificates.caPEM,
-                              heads: { plainHeads.withLock { $0 } + secure.requestHeads })
+                              heads: { plainHeads.withLock { $0 } + secure.requestHeads }, log: log)
         // The plans are drawn in order before any runs, so that a seed replays the same run.
         var decks = FaultDecks()
         let plans = (0..<30).map { number in
@@ -77,6 +89,9 @@ struct ProxyChaosTests {
         var configuration = NativeTransport.Configuration(maxConnectionsPerHost: 2, connectTimeout: connectTimeout, tls: trusted)
         let credentials = plan.withCredentials ? ProxyCredentials(username: "chaos", password: proxyPassword) : nil
         configuration.proxy = ProxyConfiguration(all: Proxy(plan.kind, host: "127.0.0.1", port: peer.port, credentials: credentials, tls: trusted))
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("courier-proxy-chaos-\(number)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: files) }
         try await withLeakCheck { leaks in
             leaks.watch(port: peer.port)
             let transport = leaks.native(configuration)
@@ -91,7 +106,8 @@ struct ProxyChaosTests {
                 let path = "/pc/c\(number)/r\(index)"
                 let url = URL(string: base + path)!
                 let tunnels = plan.tunnels(base)
-                let history = "request \(index), \(base) (\(tunnels ? "tunnelled" : "forwarded")), \(step); \(context)"
+                let previous = index == 0 ? "" : " (after \(plan.requests[index - 1]))"
+                let history = "request \(index), \(planned.verb) \(base) (\(tunnels ? "tunnelled" : "forwarded")), \(step)\(previous); \(context)"
                 switch step {
                 case .fault:
                     // The request's own fresh connection must meet the fault: no connection may
@@ -102,16 +118,25 @@ struct ProxyChaosTests {
                     }
                     #expect(tunnelsGone, "the last tunnel never closed: \(history)")
                     peer.plan(fault)
-                case .reuse:
+                case .reuse, .staleAtProxy, .staleAtOrigin:
                     let tunnelIdle = await eventuallyAsync { await transport.poolSnapshot(for: url)?.idle == 1 }
                     #expect(tunnelIdle, "no idle tunnel to reuse: \(history)")
+                    if step == .staleAtProxy { peer.breakTunnelOnNextRequest(.drop) }
+                    if step == .staleAtOrigin { origins.log.dropNextArrival(at: path) }
                 case .afterIdleClose:
                     peer.closeConnections()
                     let tunnelsClosed = await eventually { peer.log.open == 0 }
                     #expect(tunnelsClosed, "\(history)")
+                    if !planned.verb.isIdempotent {
+                        // The client must have seen the idle tunnel close (a POST written to it
+                        // first would be lost: staleConnection), as the pool promises it does.
+                        let seen = await eventuallyAsync { await transport.poolSnapshot(for: url)?.idle ?? 0 == 0 }
+                        #expect(seen, "the client never saw its idle tunnel close: \(history)")
+                    }
                 }
                 let accepted = peer.log.accepted, stalls = peer.log.stalls, started = ContinuousClock.now
-                var request = HTTPRequest(.get, url.absoluteString)
+                var request = HTTPRequest(planned.verb.method, url.absoluteString,
+                                          body: try Self.body(planned.verb, for: path, in: files))
                 request.headers.set("Bearer \(originSecret)", for: "Authorization")
                 let record: @Sendable (Result<HTTPResponse, HTTPConnectionError>) -> Void = { result in
                     results.withLock { $0[index, default: []].append(result) }
@@ -139,7 +164,7 @@ struct ProxyChaosTests {
                 #expect(ended, "never ended: \(history)")
                 guard let result = results.withLock({ $0[index]?.first }) else { continue }
                 let outcome = CaseOutcome(id: id, result: result)
-                let expected = plan.expected(fault, tunnels: tunnels)
+                let expected = plan.expected(planned)
                 let body = ProxyChaosOrigin.body(for: path)
                 let cancelAtStall = planned.cancel == .atStall, cancelAtRandom = planned.cancel != .none && !cancelAtStall
                 let said = "expected \(cancelAtStall ? "cancelled" : "\(expected)"), the client saw \(outcome.error.map { "\($0)" } ?? "status \(outcome.status ?? 0)"): \(history)"
@@ -163,9 +188,16 @@ struct ProxyChaosTests {
                 // A request cancelled at random may end before its connection reaches the proxy.
                 let opened = peer.log.accepted - accepted
                 let mayNotHaveOpened = cancelAtRandom && outcome.error == .cancelled && opened == 0
-                switch step {
-                case .reuse: #expect(opened == 0, "the kept tunnel was not reused (\(opened) opened): \(said)")
-                case .afterIdleClose, .fault: #expect(opened == 1 || mayNotHaveOpened, "\(opened) connections opened: \(said)")
+                let cancelled = planned.cancel != .none && outcome.error == .cancelled
+                if !cancelled {
+                    #expect(opened == plan.connectionsOpened(planned) || mayNotHaveOpened, "\(opened) connections opened: \(said)")
+                }
+                let arrivals = origins.log.arrivals(at: path)
+                if let count = plan.arrivals(planned), !cancelled {
+                    #expect(arrivals.count == count, "the origin received it \(arrivals.count) times: \(said)")
+                }
+                if outcome.response != nil {
+                    #expect(!arrivals.isEmpty, "a body the origin never sent: \(said)")
                 }
             }
             try await Task.sleep(for: .milliseconds(100))  // a late second terminal callback would land here
@@ -174,8 +206,31 @@ struct ProxyChaosTests {
                 let delegate = recorder.events.filter { $0.isTerminal && $0.requestID == id }.count
                 #expect(closures == 1 && delegate == 1, "request \(index): \(closures) terminal closures, \(delegate) delegate callbacks; \(context)")
             }
+            for (index, planned) in plan.requests.enumerated() {
+                let path = "/pc/c\(number)/r\(index)", arrivals = origins.log.arrivals(at: path)
+                let upload = planned.verb == .get ? Data() : ProxyChaosOrigin.upload(for: path)
+                #expect(planned.verb.isIdempotent || arrivals.count <= 1, "a POST reached the origin \(arrivals.count) times: request \(index); \(context)")
+                #expect(arrivals.allSatisfy { $0.method == planned.verb.method.rawValue && $0.body == upload },
+                        "a body that arrived changed: request \(index), \(planned.verb); \(context)")
+            }
             checkCredentials(plan, peer: peer, originHeads: origins.heads().filter { $0.contains("/pc/c\(number)/") },
                              proxyPassword: proxyPassword, originSecret: originSecret, context)
+        }
+    }
+
+    /// The body of a request of `verb` to `path`: none for a GET, else
+    /// ``ProxyChaosOrigin/upload(for:)`` of it, in memory or written to a file in `directory`.
+    private static func body(_ verb: ProxyChaosPlan.Verb, for path: String, in directory: URL) throws -> HTTPRequest.Body {
+        let upload = ProxyChaosOrigin.upload(for: path)
+        switch verb {
+        case .get:
+            return .none
+        case .postData, .put:
+            return .data(upload)
+        case .postFile:
+            let file = directory.appendingPathComponent(path.split(separator: "/").joined(separator: "-"))
+            try upload.write(to: file)
+            return try .file(file)
         }
     }
 

@@ -12,7 +12,8 @@ import Glibc
 /// The next connection it accepts meets the fault the test planned (``plan(_:)``); every later
 /// one behaves. It logs what the client told it (request heads, SOCKS5 credentials and
 /// destinations), counts its stalls, and can close every open connection at once
-/// (``closeConnections()``), as a proxy dropping idle connections does. One thread per connection;
+/// (``closeConnections()``), as a proxy dropping idle connections does, or close the tunnel that
+/// next carries a request without passing it on (``breakTunnelOnNextRequest(_:)``). One thread per connection;
 /// every wait is bounded (``PeerStream``).
 final class ProxyChaosPeer: Sendable {
     /// The protocol the peer speaks.
@@ -25,16 +26,21 @@ final class ProxyChaosPeer: Sendable {
 
     /// What the peer has seen and done so far.
     struct Log: Sendable {
-        /// Connections accepted.
+        /// Connections accepted (but not those the client had closed before: ``closedOnArrival``).
         var accepted = 0
+        /// Connections the client had closed by the time they were accepted (a cancelled
+        /// request's, left in the listen queue): they meet no fault and are closed at once.
+        var closedOnArrival = 0
         /// HTTP request heads as the client sent them (`CONNECT` and forwarded requests).
         var heads: [String] = []
         /// RFC 1929 usernames and passwords received.
         var socksCredentials: [String] = []
         /// SOCKS5 destinations asked for: `name:port` or `address:port`.
         var socksDestinations: [String] = []
-        /// Times it stopped answering on purpose (``ProxyChaosFault/stalls``).
+        /// Times it stopped answering on purpose (``ProxyChaosFault/stalls``, ``TunnelBreak/stall``).
         var stalls = 0
+        /// Bytes it read from clients while stalled, and passed on to no one.
+        var stalledBytes = 0
         /// Connections being served now.
         var open = 0
     }
@@ -45,6 +51,7 @@ final class ProxyChaosPeer: Sendable {
     private let sockets = AcceptedSockets()
     private let state = Locked(Log())
     private let nextFault = Locked<ProxyChaosFault?>(nil)
+    private let breaking = Locked<TunnelBreak?>(nil)
 
     /// Starts listening.
     /// - Parameters:
@@ -56,11 +63,16 @@ final class ProxyChaosPeer: Sendable {
         self.listener = listener
         self.port = port
         let connection = Connection(speaks: speaks, tls: tls, socksUser: credentials.map { "\($0.user):\($0.password)" },
-                                    state: state)
+                                    state: state, breaking: breaking)
         Thread { [sockets, nextFault, state] in
             while true {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }
+                if Self.closedByClient(client) {
+                    state.withLock { $0.closedOnArrival += 1 }
+                    Glibc.close(client)
+                    continue
+                }
                 sockets.add(client)
                 state.withLock {
                     $0.accepted += 1
@@ -88,13 +100,42 @@ final class ProxyChaosPeer: Sendable {
         Glibc.close(listener)
     }
 
-    /// The fault the next accepted connection meets (later ones behave).
+    /// Whether the client has already closed `fd` (its end of stream or a reset is queued, with or
+    /// without bytes before it): a connection given up in the listen queue, which must not take
+    /// the planned fault from the connection the test's next request opens.
+    private static func closedByClient(_ fd: Int32) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN) | 0x2000, revents: 0)  // 0x2000: POLLRDHUP
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        return poller.revents & (0x2000 | Int16(POLLHUP) | Int16(POLLERR)) != 0
+    }
+
+    /// The fault the next accepted connection meets (later ones behave); a tunnel break planned
+    /// before (``breakTunnelOnNextRequest(_:)``) that no request met is called off.
     func plan(_ fault: ProxyChaosFault) {
+        breaking.withLock { $0 = nil }
         nextFault.withLock { $0 = fault }
     }
 
     /// What it has seen and done so far.
     var log: Log { state.withLock { $0 } }
+
+    /// How a kept tunnel breaks when the client next sends on it (``breakTunnelOnNextRequest(_:)``).
+    enum TunnelBreak: Sendable {
+        /// It closes both sides at once.
+        case drop
+        /// It stops relaying both ways and swallows what the client sends (counted in
+        /// ``Log/stalledBytes``) until ``closeConnections()``, so that a test can let the client
+        /// put several requests on it first.
+        case stall
+    }
+
+    /// Makes the open connection that next receives bytes from the client (a kept tunnel, or a
+    /// forwarding connection) break as `how` says, without passing them on, as a proxy that
+    /// dropped an idle tunnel just as the client reused it: the client has sent its request, and
+    /// nothing of it reached the origin.
+    func breakTunnelOnNextRequest(_ how: TunnelBreak = .drop) {
+        breaking.withLock { $0 = how }
+    }
 
     /// Closes every connection now open (both sides of a tunnel), as a proxy dropping its
     /// idle connections does; returns at once, ``Log/open`` reaches 0 when their threads have ended.
@@ -120,6 +161,8 @@ extension ProxyChaosPeer {
         let socksUser: String?
         /// The peer's log, which every connection adds to.
         let state: Locked<Log>
+        /// How the next bytes a relay reads from the client break it (``breakTunnelOnNextRequest(_:)``).
+        let breaking: Locked<TunnelBreak?>
 
         /// How many bytes of the origin's answer a cut or stalled relay passes on first.
         static let cutAfter = 12_000
@@ -136,16 +179,23 @@ extension ProxyChaosPeer {
             }
         }
 
-        /// Waits (10 s at most) until the client closes the connection, counted as a stall.
-        private func stall(_ stream: PeerStream) {
-            state.withLock { $0.stalls += 1 }
-            awaitClose(stream)
+        /// Waits (10 s at most) until the client closes the connection, counted as a stall, with
+        /// the bytes it reads meanwhile (`read` of them already).
+        private func stall(_ stream: PeerStream, read: Int = 0) {
+            state.withLock {
+                $0.stalls += 1
+                $0.stalledBytes += read
+            }
+            awaitClose(stream) { count in state.withLock { $0.stalledBytes += count } }
         }
 
-        /// Reads until the client closes the connection (10 s at most).
-        private func awaitClose(_ stream: PeerStream) {
+        /// Reads until the client closes the connection (10 s at most), telling `heard` how many
+        /// bytes each read brought.
+        private func awaitClose(_ stream: PeerStream, heard: (Int) -> Void = { _ in }) {
             let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline, let bytes = stream.read(), !bytes.isEmpty {}
+            while ContinuousClock.now < deadline, let bytes = stream.read(), !bytes.isEmpty {
+                heard(bytes.count)
+            }
         }
 
         // MARK: HTTP
@@ -202,7 +252,7 @@ extension ProxyChaosPeer {
                     Glibc.close(upstream)
                     return
                 }
-                relay(stream, upstream: upstream, fault: fault, forwarding: true, pending: pending)
+                relay(stream, upstream: upstream, fault: fault, forwarding: true, pending: pending, bodyLeft: Self.contentLength(head))
             }
         }
 
@@ -210,6 +260,15 @@ extension ProxyChaosPeer {
         private static func forwarded(_ head: String) -> [UInt8] {
             let lines = head.components(separatedBy: "\r\n").filter { !$0.lowercased().hasPrefix("proxy-authorization:") }
             return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+        }
+
+        /// The `Content-Length` of a request head: the length of the body that follows it (0 without one).
+        private static func contentLength(_ head: String) -> Int {
+            head.components(separatedBy: "\r\n").lazy.compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
         }
 
         // MARK: SOCKS5
@@ -310,28 +369,41 @@ extension ProxyChaosPeer {
 
         // MARK: Relay
 
-        /// Relays bytes both ways until either side closes (or ``closeConnections()``), 30 s at
-        /// most. Forwarding, each request head loses its `Proxy-Authorization` and is logged.
+        /// Relays bytes both ways until either side closes (or ``closeConnections()``, or the
+        /// client's next bytes after ``breakTunnelOnNextRequest(_:)``), 30 s at most. Forwarding, each
+        /// request head loses its `Proxy-Authorization` and is logged, and `bodyLeft` bytes of the
+        /// first request's body (then of each next one's) pass on as they are.
         /// ``ProxyChaosFault/dropMidResponse`` closes both sides after ``cutAfter`` bytes
         /// from the origin, ``ProxyChaosFault/stallMidResponse`` stops relaying there.
-        private func relay(_ stream: PeerStream, upstream: Int32, fault: ProxyChaosFault, forwarding: Bool, pending: [UInt8]) {
+        private func relay(_ stream: PeerStream, upstream: Int32, fault: ProxyChaosFault, forwarding: Bool, pending: [UInt8],
+                           bodyLeft: Int = 0) {
             defer {
                 Glibc.shutdown(upstream, Int32(SHUT_RDWR))
                 Glibc.close(upstream)
             }
             var fromClient = pending
+            var bodyLeft = bodyLeft
             var fromOrigin = 0
             var buffer = [UInt8](repeating: 0, count: 65_536)
             let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline {
                 if !fromClient.isEmpty {
-                    guard pass(&fromClient, forwarding: forwarding, to: upstream) else { return }
+                    guard pass(&fromClient, bodyLeft: &bodyLeft, forwarding: forwarding, to: upstream) else { return }
                 }
                 var pollers = [pollfd(fd: stream.fd, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: upstream, events: Int16(POLLIN), revents: 0)]
                 if !stream.hasBuffered, poll(&pollers, 2, 1_000) <= 0 { continue }
                 if stream.hasBuffered || pollers[0].revents != 0 {
                     guard let bytes = stream.read(waitingAtMost: 0) else { return }
+                    let broken = bytes.isEmpty ? nil : breaking.withLock { breaking in
+                        defer { breaking = nil }
+                        return breaking
+                    }
+                    switch broken {
+                    case .drop: return
+                    case .stall: return stall(stream, read: bytes.count)
+                    case nil: break
+                    }
                     fromClient += bytes
                 }
                 guard pollers[1].revents != 0 else { continue }
@@ -348,18 +420,29 @@ extension ProxyChaosPeer {
             }
         }
 
-        /// Sends what the client sent on to the origin: as it is in a tunnel; forwarding, each
-        /// complete request head (logged, without `Proxy-Authorization`), keeping an incomplete one.
+        /// Sends what the client sent on to the origin: as it is in a tunnel; forwarding, the
+        /// `bodyLeft` bytes of the current request's body as they are, then each complete request
+        /// head (logged, without `Proxy-Authorization`) and its `Content-Length` body, keeping an
+        /// incomplete head.
         /// - Returns: `false` when the origin's socket is gone.
-        private func pass(_ bytes: inout [UInt8], forwarding: Bool, to upstream: Int32) -> Bool {
+        private func pass(_ bytes: inout [UInt8], bodyLeft: inout Int, forwarding: Bool, to upstream: Int32) -> Bool {
             guard forwarding else {
                 defer { bytes = [] }
                 return PeerStream.send(bytes, to: upstream)
             }
-            while let end = bytes.firstRange(of: [13, 10, 13, 10]) {
+            while !bytes.isEmpty {
+                if bodyLeft > 0 {
+                    let count = min(bodyLeft, bytes.count)
+                    guard PeerStream.send(Array(bytes[..<count]), to: upstream) else { return false }
+                    bytes.removeFirst(count)
+                    bodyLeft -= count
+                    continue
+                }
+                guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else { break }
                 let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
                 bytes.removeSubrange(..<end.upperBound)
                 state.withLock { $0.heads.append(head) }
+                bodyLeft = Self.contentLength(head)
                 guard PeerStream.send(Self.forwarded(head), to: upstream) else { return false }
             }
             return true

@@ -8,11 +8,12 @@ import Glibc
 /// server side of TLS with a test certificate (``ServerTLSContext``) and answers every request
 /// with `200` and ``ProxyChaosOrigin/body(for:)`` of its path, or as its ``Answer`` says,
 /// keeping the connection open for more requests (HTTP/1.1 keep-alive), one thread per
-/// connection. It reads a body sent with `Content-Length` (not a chunked one), and logs every
+/// connection; an empty answer closes the connection instead. It reads a body sent with `Content-Length` (not a chunked one), and logs every
 /// request head it read, so that a test can check what reached the origin.
 final class TLSOriginServer: Sendable {
     /// How the server answers one request: from its head (request line and fields, without the
-    /// blank line) and its body, the bytes of a whole response.
+    /// blank line) and its body, the bytes of a whole response, or none to close the connection
+    /// without answering.
     typealias Answer = @Sendable (_ head: String, _ body: [UInt8]) -> [UInt8]
 
     /// The port it accepts on.
@@ -64,7 +65,8 @@ final class TLSOriginServer: Sendable {
             guard stream.fill(&pending, toCount: length) else { return }
             let body = Array(pending.prefix(length))
             pending.removeFirst(length)
-            guard stream.write(answer(head, body)) else { return }
+            let reply = answer(head, body)
+            guard !reply.isEmpty, stream.write(reply) else { return }
         }
     }
 
@@ -98,5 +100,12 @@ enum ProxyChaosOrigin {
         text.reserveCapacity(length + line.count)
         while text.utf8.count < length { text += line }
         return Data(text.utf8)
+    }
+
+    /// The body a test uploads to `path` (POST, PUT): 6–22 KB of bytes that depend on it, unlike
+    /// any answer's, so that the origin can tell a body that arrived intact.
+    static func upload(for path: String) -> Data {
+        let seed = path.utf8.reduce(7) { $0 &* 33 &+ Int($1) } & 0xFFFF
+        return Data((0..<(6_000 + seed % 16_000)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ seed &+ $0 >> 8) })
     }
 }
