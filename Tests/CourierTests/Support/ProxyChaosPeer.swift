@@ -41,6 +41,9 @@ final class ProxyChaosPeer: Sendable {
         var stalls = 0
         /// Bytes it read from clients while stalled, and passed on to no one.
         var stalledBytes = 0
+        /// Bytes it read from clients in tunnels and forwarding connections, to relay (the
+        /// handshakes with the proxy not counted).
+        var relayedBytes = 0
         /// Connections being served now.
         var open = 0
     }
@@ -404,6 +407,7 @@ extension ProxyChaosPeer {
                     case .stall: return stall(stream, read: bytes.count)
                     case nil: break
                     }
+                    state.withLock { $0.relayedBytes += bytes.count }
                     fromClient += bytes
                 }
                 guard pollers[1].revents != 0 else { continue }
