@@ -30,6 +30,18 @@ struct HTTP2StaleConnectionTests {
         }
     }
 
+    /// Runs `body` with a connection over a tracked h2c transport to `peer`, and checks that
+    /// nothing leaked.
+    private static func withClient(of peer: HTTP2ScriptedPeer, _ body: (HTTPConnection) async throws -> Void) async throws {
+        try await withLeakCheck { leaks throws in
+            leaks.watch(port: peer.port)
+            let transport = leaks.native(NativeTransport.Configuration().speakingH2C())
+            defer { transport.shutdown() }
+            try await body(leaks.track(HTTPConnection(baseURL: peer.baseURL,
+                                                      configuration: .init(timeout: .seconds(20), transport: transport, cache: nil))))
+        }
+    }
+
     @Test("a new connection that closes after reading its first 3 GETs, unanswered, fails all 3 with connectionLost and repeats none (the server got each once)")
     func firstRequestsAreNotRepeated() async throws {
         let arrivals = Locked<[String]>([])
@@ -42,11 +54,7 @@ struct HTTP2StaleConnectionTests {
             }
         }
         defer { peer.close() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(port: peer.port)
-            let transport = leaks.native(NativeTransport.Configuration().speakingH2C())
-            defer { transport.shutdown() }
-            let connection = leaks.track(HTTPConnection(baseURL: peer.baseURL, configuration: .init(timeout: .seconds(20), transport: transport, cache: nil)))
+        try await Self.withClient(of: peer) { connection in
             let results = await Self.burst(connection, (0..<3).map { HTTPRequest(.get, "/first/\($0)") })
             for (index, result) in results.enumerated() {
                 guard case .failure(let error) = result else {
@@ -75,11 +83,7 @@ struct HTTP2StaleConnectionTests {
             }
         }
         defer { peer.close() }
-        try await withLeakCheck { leaks throws in
-            leaks.watch(port: peer.port)
-            let transport = leaks.native(NativeTransport.Configuration().speakingH2C())
-            defer { transport.shutdown() }
-            let connection = leaks.track(HTTPConnection(baseURL: peer.baseURL, configuration: .init(timeout: .seconds(20), transport: transport, cache: nil)))
+        try await Self.withClient(of: peer) { connection in
             let warm = try await connection.get("/warm")
             #expect(warm.body == Data("/warm".utf8))
             let results = await Self.burst(connection, [HTTPRequest(.get, "/again/0"), HTTPRequest(.post, "/post", body: .text("once")),

@@ -13,11 +13,21 @@ struct ProxyTunnelHTTP2Tests {
     static let page = Data((0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
 
     @Test("requests multiplexed in one tunnel (CONNECT over http:// and https:// proxies, SOCKS5): a burst of GETs, POSTs of data and of a file and a PUT shares one tunnel; a kept tunnel the proxy breaks under a burst sends its GETs and PUT again on one new tunnel and fails its POSTs with connectionLost, none of them received twice; a new tunnel stalled and closed mid-flight fails its PUT and POSTs, repeating none; Proxy-Authorization reaches only the proxy, Authorization only the origin",
-          .enabled(if: NGHTTPD.isInstalled && TestCertificates.isAvailable, NGHTTPD.skipReason),
-          arguments: [Proxy.Kind.http, .https, .socks5, .socks5h])
-    func multiplexedInTunnels(kind: Proxy.Kind) async throws {
+          .enabled(if: NGHTTPD.isInstalled && TestCertificates.isAvailable, NGHTTPD.skipReason))
+    func multiplexedInTunnels() async throws {
+        // One set of certificates (making them takes seconds) for the four proxies, run at once.
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for kind in [Proxy.Kind.http, .https, .socks5, .socks5h] {
+                group.addTask { try await Self.converse(through: kind, certificates: certificates) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// The three bursts through a proxy of `kind` to an nghttpd of its own, serving `certificates`.
+    private static func converse(through kind: Proxy.Kind, certificates: TestCertificates) async throws {
         let tls = try ServerTLSContext(certificate: certificates.valid.certificate, key: certificates.valid.key)
         let server = try await NGHTTPD.start(files: ["page.bin": Self.page], tls: (certificates.valid.certificate, certificates.valid.key))
         defer { server.stop() }
