@@ -34,6 +34,34 @@ struct LifetimeTests {
         }
     }
 
+    @Test("I6 an unmanaged request streamed by an async caller: once the caller releases the connection, the body it is reading ends with cancelled, and the server sees the socket close", arguments: TransportUnderTest.allCases)
+    func unmanagedStreamCancelledOnRelease(transport: TransportUnderTest) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        server.route("/head-then-stall") { _ in
+            .script([.send("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nfirst"), .stall])
+        }
+        try await withLeakCheck { leaks in
+            leaks.watch(server)
+            let sharedTransport = leaks.transport(transport)  // outlives the connection, so only Courier's cancel can close the socket
+            var connection: HTTPConnection? = leaks.track(HTTPConnection(baseURL: server.baseURL,
+                                                                         configuration: .init(timeout: .seconds(30), transport: sharedTransport)))
+            var request = HTTPRequest(.get, "/head-then-stall")
+            request.lifetime = .unmanaged
+            let response = try await connection!.stream(request)
+            #expect(response.status.code == 200)
+            connection = nil
+            var received = Data()
+            do {
+                for try await chunk in response.body { received.append(chunk) }
+                Issue.record("the body ended normally after \(received.count) bytes")
+            } catch {
+                #expect((error as? HTTPConnectionError) == .cancelled, "\(error)")
+            }
+            #expect(await eventually { server.connectionsOpen == 0 })
+        }
+    }
+
     @Test("I6 a managed request completes while no reference to its connection is held, then the connection is freed", arguments: TransportUnderTest.allCases)
     func managedCompletesWithoutReference(transport: TransportUnderTest) async throws {
         let server = try TestServer()
