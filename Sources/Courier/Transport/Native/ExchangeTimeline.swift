@@ -40,7 +40,9 @@ struct ExchangeTimeline {
     ///   - time: When it was taken; for a request a caller wrote itself on a parked connection,
     ///     when the request was created.
     ///   - connection: How the connection was opened.
-    ///   - reused: Whether the connection had completed an exchange before.
+    ///   - reused: Whether the connection carried an exchange before this one, which took its
+    ///     opening timings: on HTTP/1.1 one it completed, on HTTP/2 any stream started before
+    ///     (a second stream of a new connection counts as reused, though no response ended yet).
     mutating func assign(at time: UInt64, connection: ConnectionTimeline, reused: Bool) {
         assigned = time
         self.connection = reused ? nil : connection
