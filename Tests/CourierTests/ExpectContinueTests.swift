@@ -19,6 +19,11 @@ struct ExpectContinueTests {
             retryPolicy: .never, validation: .statusCodes(100..<600), transport: transport, cache: nil)))
     }
 
+    /// Whether the peer answered 200 with the octet count of the whole test body.
+    static func storedWholeBody(_ response: HTTPResponse) -> Bool {
+        response.status.code == 200 && response.text == "\(body.count)"
+    }
+
     static func put(_ path: String, _ body: HTTPRequest.Body, expecting: Bool = true) -> HTTPRequest {
         HTTPRequest(.put, path, headers: expecting ? ["Expect": "100-continue"] : [:], body: body)
     }
@@ -75,7 +80,7 @@ struct ExpectContinueTests {
         try await withLeakCheck { leaks in
             let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
             let fromMemory = try await connection.send(Self.put("/continue", .data(Self.body)))
-            #expect(fromMemory.status.code == 200 && fromMemory.text == "\(Self.body.count)")
+            #expect(Self.storedWholeBody(fromMemory), "\(fromMemory.status.code) \(fromMemory.text ?? "")")
             if kind == .native {
                 // The whole body counts, and the first byte is the final answer's, after the body
                 // (the 100 came before it).
@@ -84,7 +89,7 @@ struct ExpectContinueTests {
             }
             try await Self.withFile { file in
                 let fromFile = try await connection.send(Self.put("/continue", try .file(file)))
-                #expect(fromFile.status.code == 200 && fromFile.text == "\(Self.body.count)")
+                #expect(Self.storedWholeBody(fromFile), "\(fromFile.status.code) \(fromFile.text ?? "")")
                 if kind == .native { #expect(fromFile.metrics?.reusedConnection == true) }
             }
             let visits = peer.visits
@@ -101,16 +106,16 @@ struct ExpectContinueTests {
         try await withLeakCheck { leaks in
             let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
             let fromMemory = try await connection.send(Self.put("/no-expectations", .data(Self.body)))
-            #expect(fromMemory.status.code == 200 && fromMemory.text == "\(Self.body.count)")
+            #expect(Self.storedWholeBody(fromMemory), "\(fromMemory.status.code) \(fromMemory.text ?? "")")
             if kind == .native {
                 try await Self.withFile { file in
                     let fromFile = try await connection.send(Self.put("/no-expectations", try .file(file)))
-                    #expect(fromFile.status.code == 200 && fromFile.text == "\(Self.body.count)")
+                    #expect(Self.storedWholeBody(fromFile), "\(fromFile.status.code) \(fromFile.text ?? "")")
                 }
                 // The stream was held back for the 100, so nothing of it was read: it goes with the repeat.
                 let chunks = PatternChunks(total: Self.body.count, chunk: 16 << 10)
                 let streamed = try await connection.send(Self.put("/no-expectations", .stream(chunks, length: Int64(Self.body.count))))
-                #expect(streamed.status.code == 200 && streamed.text == "\(Self.body.count)")
+                #expect(Self.storedWholeBody(streamed), "\(streamed.status.code) \(streamed.text ?? "")")
             }
             // Each refused request, then its repeat without the field, which carried the body.
             let visits = peer.visits
@@ -148,7 +153,7 @@ struct ExpectContinueTests {
         try await withLeakCheck { leaks in
             let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
             let response = try await connection.send(Self.put("/silent", .data(Self.body)))
-            #expect(response.status.code == 200 && response.text == "\(Self.body.count)")
+            #expect(Self.storedWholeBody(response), "\(response.status.code) \(response.text ?? "")")
             let visit = try #require(peer.visits.first)
             #expect(visit.expectsContinue)
             #expect((visit.firstOctetAfter ?? 0) >= 0.9, "the body came \(String(describing: visit.firstOctetAfter)) s after the head, before the wait ended")
