@@ -43,6 +43,7 @@ extension HTTP2ClientConnection {
                                    deadline: deadline, afterResponse: responsesCarried > 0)
         streamOfRequest[requestID] = streamID
         requestsBeingWritten.append(streamID)
+        queuingHeaders(of: streamID)
         armWatchdog(deadline: deadline)
         perform(actions)
         if !body.isEmpty {
@@ -188,6 +189,7 @@ extension HTTP2ClientConnection {
     /// Tells the pool and the exchange that `stream` (`id`, already removed) ended with `outcome`.
     private func ended(_ stream: Stream, _ id: UInt32, with outcome: Result<HTTPResponse, HTTPConnectionError>) {
         uploading.remove(id)
+        unwrittenStreams[id] = nil
         let exchange = stream.exchange
         if let requestID = exchange.poolID { streamOfRequest[requestID] = nil }
         exchange.wireBodyBytes = stream.response.wireBytes

@@ -72,6 +72,14 @@ final class HTTP2ClientConnection {
     var streams: [UInt32: Stream] = [:]
     /// The streams whose body is read from an upload (a file, a stream, a form) as windows allow.
     var uploading: Set<UInt32> = []
+    /// The octets written to the socket so far.
+    private var octetsWritten = 0
+    /// The streams whose HEADERS no write has reached yet, each with the position in the
+    /// connection's outgoing octets (counted like ``octetsWritten``) at or after which they
+    /// were queued: when the connection is lost, the server cannot have seen them, so they go
+    /// out on another connection whatever their method. A stream leaves once the writes pass
+    /// its position.
+    var unwrittenStreams: [UInt32: Int] = [:]
     /// The streams whose request is not yet known to be all on the wire, oldest first: only
     /// these are looked at when the queue empties (not every stream in flight).
     var requestsBeingWritten: [UInt32] = []
@@ -330,6 +338,8 @@ final class HTTP2ClientConnection {
             switch attempt {
             case .success(.bytes(let count)):
                 outboundOffset += count
+                octetsWritten += count
+                if !unwrittenStreams.isEmpty { unwrittenStreams = unwrittenStreams.filter { $0.value >= octetsWritten } }
             case .success(.wouldBlock):
                 setInterest([.readable, .writable])
                 return
@@ -375,17 +385,20 @@ final class HTTP2ClientConnection {
     /// The transport under the connection failed or closed: every stream fails with `error`,
     /// except a stale connection's: a request that is safe to repeat, sent on a connection that
     /// had carried a response before and answered with nothing at all, goes out once more on
-    /// another connection (as HTTP/1.1 does for a pooled connection the server closed). A stream
-    /// that started beside others on a connection that had answered none is not repeated: that
-    /// connection broke under its first requests, which the server may have processed.
+    /// another connection (as HTTP/1.1 does for a pooled connection the server closed); so does
+    /// such a request of which nothing was written (``unwrittenStreams``: placed on the
+    /// connection as another stream ended, just before the loss), whatever its method, unless its
+    /// body is a stream already read. A stream that started beside others on a connection that
+    /// had answered none is not repeated: that connection broke under its first requests, which
+    /// the server may have processed.
     func lost(_ error: HTTPConnectionError) {
         guard !isClosed else { return }
         let actions = machine.transportClosed(reason: error.detail ?? "the connection closed")
         reportDrainingIfNeeded()
         var stale: [NativeExchange] = []
         for case .streamFailed(let id, _) in actions {
-            if let stream = streams[id], stream.response.head == nil, stream.afterResponse,
-               stream.exchange.isIdempotent, stream.exchange.staleRetries == 0, pool != nil {
+            if let stream = streams[id], stream.response.head == nil, stream.afterResponse, stream.exchange.staleRetries == 0,
+               pool != nil, stream.exchange.isIdempotent || neverWritten(id, stream.exchange) {
                 streams[id] = nil
                 uploading.remove(id)
                 if let requestID = stream.exchange.poolID { streamOfRequest[requestID] = nil }
@@ -399,6 +412,19 @@ final class HTTP2ClientConnection {
             for exchange in stale { pool.http2Requeue(self, exchange) }
         }
         close(establishmentError: isReady ? nil : error)
+    }
+
+    /// Marks stream `id`, about to queue its HEADERS, as not written: its octets come after
+    /// everything queued so far (over TLS, the plaintext waiting for encryption is encrypted
+    /// after what is already in ``outbound``).
+    func queuingHeaders(of id: UInt32) {
+        unwrittenStreams[id] = octetsWritten + outbound.count - outboundOffset
+    }
+
+    /// Whether nothing of stream `id` reached the socket, and its body (a stream already read
+    /// into the connection is not) can go again.
+    private func neverWritten(_ id: UInt32, _ exchange: NativeExchange) -> Bool {
+        unwrittenStreams[id] != nil && exchange.request.upload?.wasConsumed != true
     }
 
     /// Closes for the pool's shutdown or idle expiry: streams fail with the shutdown error; the
