@@ -146,6 +146,26 @@ struct ExpectContinueTests {
         }
     }
 
+    @Test("a redirect hook that adds Expect: 100-continue to a hop: the hop's 417 repeats it without the field, as for the request's own field", arguments: TransportUnderTest.allCases)
+    func expectationAddedByHook(kind: TransportUnderTest) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let policy = RedirectPolicy.follow { hop in
+                var changed = hop.request
+                changed.headers["Expect"] = "100-continue"
+                return .followWith(changed)
+            }
+            let connection = leaks.track(HTTPConnection(baseURL: peer.baseURL, configuration: .init(
+                retryPolicy: .never, validation: .statusCodes(100..<600), transport: leaks.transport(kind), redirectPolicy: policy, cache: nil)))
+            let small = Self.body.prefix(64 << 10)
+            let response = try await connection.send(Self.put("/redirect", .data(small), expecting: false))
+            #expect(response.status.code == 200 && response.text == "\(small.count)", "\(response.status.code)")
+            #expect(peer.visits.map(\.path) == ["/redirect", "/no-expectations", "/no-expectations"], "\(peer.visits.map(\.path))")
+            #expect(peer.visits.map(\.expectsContinue) == [false, true, false], "\(peer.visits.map(\.expectsContinue))")
+        }
+    }
+
     @Test("a server that never answers 100 Continue gets the body after the wait (about 1 s), and the upload succeeds", arguments: TransportUnderTest.allCases)
     func silentServer(kind: TransportUnderTest) async throws {
         let peer = try ExpectContinuePeer()

@@ -7,11 +7,9 @@
 /// can; a stream only when nothing of it was read yet (the usual case: its body was held back
 /// for the `100 Continue`), else the request reports the 417.
 /// Each hop (a redirect's, a retry's) is judged on its own, below ``RetryStage`` and
-/// ``RedirectStage``.
+/// ``RedirectStage``: the stage applies to every request, since a redirect hook or the
+/// delegate may add the field to a hop of a request that had none.
 struct ExpectationStage: PipelineStage {
-    /// Only for a request that expects `100 Continue`.
-    func applies(to context: RequestContext) -> Bool { context.plan.transportRequest.expectsContinue }
-
     func send(_ request: TransportRequest, context: RequestContext, next: PipelineNext) async throws(HTTPConnectionError) -> HTTPResponse {
         let response = try await next(request)
         guard response.status.code == 417, request.expectsContinue, request.upload?.wasConsumed != true else { return response }

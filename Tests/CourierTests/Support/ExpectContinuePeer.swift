@@ -18,6 +18,7 @@ import Glibc
 ///   at once, and closes; reads any other request's body and answers `200` with its octet count;
 /// - `/late-417`: never answers `100 Continue`; reads the body, then answers a request that
 ///   expected it with `417 Expectation Failed` and any other with `200` and its octet count;
+/// - `/redirect`: reads the body, answers `307` to `/no-expectations`;
 /// - `/reject`: answers `401` as soon as the head arrived, then counts the body octets that still
 ///   come, until the body ends (then it serves the connection on), the client closes, or 2 s
 ///   pass without any (libcurl keeps such a connection open: then it closes it itself).
@@ -106,6 +107,10 @@ final class ExpectContinuePeer: Sendable {
             if head.path == "/swallow" {
                 _ = reader.take(max: 1)  // until the client gives up and closes
                 return
+            }
+            if head.path == "/redirect" {
+                send(fd, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /no-expectations\r\nContent-Length: 0\r\n\r\n")
+                continue
             }
             if head.path == "/late-417", head.expectsContinue {
                 send(fd, "HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n")
