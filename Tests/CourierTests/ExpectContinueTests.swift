@@ -166,6 +166,20 @@ struct ExpectContinueTests {
         }
     }
 
+    @Test("a 417 to Expect: 100-continue among other expectations: the repeat drops only 100-continue and keeps the others (RFC 9110 §10.1.1)", arguments: TransportUnderTest.allCases)
+    func expectationFailedKeepsOthers(kind: TransportUnderTest) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
+            let small = Self.body.prefix(64 << 10)
+            let request = HTTPRequest(.put, "/no-expectations", headers: ["Expect": "100-Continue, x-trace"], body: .data(small))
+            let response = try await connection.send(request)
+            #expect(response.status.code == 200 && response.text == "\(small.count)", "\(response.status.code)")
+            #expect(peer.visits.map(\.expect) == ["100-Continue, x-trace", "x-trace"], "\(peer.visits.map(\.expect))")
+        }
+    }
+
     @Test("a server that never answers 100 Continue gets the body after the wait (about 1 s), and the upload succeeds", arguments: TransportUnderTest.allCases)
     func silentServer(kind: TransportUnderTest) async throws {
         let peer = try ExpectContinuePeer()

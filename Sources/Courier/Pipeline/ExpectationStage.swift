@@ -1,5 +1,5 @@
-/// Repeats once, without the field, a request whose `Expect: 100-continue` was answered with
-/// `417 Expectation Failed`.
+/// Repeats once, without the `100-continue` expectation (other expectations stay), a request
+/// whose `Expect: 100-continue` was answered with `417 Expectation Failed`.
 ///
 /// RFC 9110 §10.1.1: a 417 to a `100-continue` expectation says only that some server on the
 /// way does not support expectations (an HTTP/1.0 hop, say), so a client should send the request
@@ -14,8 +14,6 @@ struct ExpectationStage: PipelineStage {
         let response = try await next(request)
         guard response.status.code == 417, request.expectsContinue, request.upload?.wasConsumed != true else { return response }
         // The 417's streamed body, if any, ends when the response is dropped.
-        var again = request
-        again.headers.remove("Expect")
-        return try await next(again)
+        return try await next(request.withoutContinueExpectation)
     }
 }

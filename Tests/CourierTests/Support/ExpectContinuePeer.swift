@@ -14,7 +14,8 @@ import Glibc
 ///   client closes);
 /// - `/continue-then-refuse`: writes `100 Continue` and a `413` in one `send`, then reads what
 ///   comes until the client closes;
-/// - `/no-expectations`: answers `417 Expectation Failed` to a request that expects `100 Continue`,
+/// - `/no-expectations`: answers `417 Expectation Failed` to a request that expects `100 Continue`
+///   (among other expectations, too),
 ///   at once, and closes; reads any other request's body and answers `200` with its octet count;
 /// - `/late-417`: never answers `100 Continue`; reads the body, then answers a request that
 ///   expected it with `417 Expectation Failed` and any other with `200` and its octet count;
@@ -30,6 +31,8 @@ final class ExpectContinuePeer: Sendable {
     struct Visit: Sendable {
         let path: String
         let expectsContinue: Bool
+        /// The request's `Expect` field, as it came.
+        var expect: String?
         var bodyOctets = 0
         /// Seconds from the head to the first body octet; `nil` when none came.
         var firstOctetAfter: Double?
@@ -62,7 +65,7 @@ final class ExpectContinuePeer: Sendable {
         var reader = PeerReader(fd: fd)
         while let head = reader.head() {
             let start = Date()
-            var visit = Visit(path: head.path, expectsContinue: head.expectsContinue)
+            var visit = Visit(path: head.path, expectsContinue: head.expectsContinue, expect: head.value("expect"))
             var framing = PeerBodyFraming(head)
             var body = Data()
             if head.path == "/reject" {
@@ -79,7 +82,7 @@ final class ExpectContinuePeer: Sendable {
                 if complete { continue }
                 return
             }
-            if head.path == "/no-expectations", head.expectsContinue {
+            if head.path == "/no-expectations", head.value("expect")?.lowercased().contains("100-continue") == true {
                 send(fd, "HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 log.withLock { $0.append(visit) }
                 return
