@@ -83,8 +83,9 @@ final class ExpectContinuePeer: Sendable {
                 return
             }
             if head.path == "/no-expectations", head.value("expect")?.lowercased().contains("100-continue") == true {
-                send(fd, "HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                // Logged before the answer, so that it comes before the repeat's visit.
                 log.withLock { $0.append(visit) }
+                send(fd, "HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 return
             }
             if head.path == "/continue-then-refuse" {
