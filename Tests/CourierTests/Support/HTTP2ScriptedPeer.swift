@@ -279,10 +279,7 @@ final class HTTP2PeerConnection: @unchecked Sendable {  // used by one thread on
     /// kernel may hold a small write back for a moment).
     func close() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
-        let deadline = Date().addingTimeInterval(2)
-        var queued: Int32 = 0
-        // TIOCOUTQ (SIOCOUTQ): the octets sent but not yet acknowledged.
-        while ioctl(fd, UInt(TIOCOUTQ), &queued) == 0, queued > 0, Date() < deadline { usleep(1_000) }
+        ThreadedListener.awaitDelivery(fd)
     }
 }
 

@@ -30,6 +30,9 @@ final class ThreadedListener: Sendable {
                 let number = connections.withLock { $0 += 1; return $0 }
                 Thread {
                     serve(client, number)
+                    // Closing with request bytes unread resets the connection, and a reset drops
+                    // whatever is still queued to send: let what the peer sent arrive first.
+                    Self.awaitDelivery(client)
                     accepted.withLock { descriptors in
                         descriptors.removeAll { $0 == client }
                         Glibc.close(client)
@@ -58,6 +61,17 @@ final class ThreadedListener: Sendable {
                 offset += written
             }
         }
+    }
+
+    /// Waits until the client's kernel acknowledged every octet sent on `fd` (at most 2 s), so
+    /// that a close that resets the connection (client bytes lie unread) cannot discard an
+    /// answer still queued to send: on a loaded machine the kernel may hold a small write back
+    /// for a moment.
+    static func awaitDelivery(_ fd: Int32) {
+        let deadline = Date().addingTimeInterval(2)
+        var queued: Int32 = 0
+        // TIOCOUTQ (SIOCOUTQ): the octets sent but not yet acknowledged.
+        while ioctl(fd, UInt(TIOCOUTQ), &queued) == 0, queued > 0, Date() < deadline { usleep(1_000) }
     }
 
     /// Stops accepting and shuts every connection down.

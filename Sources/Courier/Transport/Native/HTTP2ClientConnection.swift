@@ -363,6 +363,11 @@ final class HTTP2ClientConnection {
     /// read met first).
     private func writeFailed(_ error: HTTPConnectionError) {
         writesFailed = true
+        // The connection takes nothing new while what the server sent is read.
+        if !reportedDraining, let pool {
+            reportedDraining = true
+            pool.http2ConnectionDraining(self)
+        }
         outbound = []
         outboundOffset = 0
         pendingPlaintext = []
