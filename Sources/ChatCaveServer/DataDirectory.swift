@@ -28,9 +28,16 @@ enum DataDirectory {
         } catch {
             throw Failure(description: "cannot create the data directory \(directory.path): \(error)")
         }
-        // The umask may narrow 0700, never widen it; an explicit chmod makes it exact.
-        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST, chmod(directory.path, 0o700) == 0 else {
-            throw Failure(description: "cannot create the data directory \(directory.path): \(String(cString: strerror(errno)))")
+        if mkdir(directory.path, 0o700) != 0 {
+            let code = errno
+            // Made meanwhile by another process: used as any existing directory is.
+            if code == EEXIST, FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+               isDirectory.boolValue { return }
+            throw Failure(description: "cannot create the data directory \(directory.path): \(String(cString: strerror(code)))")
+        }
+        // The umask may narrow 0700, never widen it; the chmod makes it exact.
+        guard chmod(directory.path, 0o700) == 0 else {
+            throw Failure(description: "cannot set the mode of \(directory.path) to 0700: \(String(cString: strerror(errno)))")
         }
     }
 
