@@ -56,9 +56,17 @@ final class PeerStream: @unchecked Sendable {  // used by the one thread that se
     /// through the session.
     /// - Throws: ``PeerError`` when the handshake fails, the client closes during it, or it
     ///   waits 10 s for the client.
-    func acceptTLS(_ context: ServerTLSContext) throws {
+    /// - Parameter configure: called with the new `SSL` object before the handshake starts (to
+    ///   pick its certificate, say); it returns `false` to refuse the connection.
+    func acceptTLS(_ context: ServerTLSContext, configure: (OpaquePointer) -> Bool = { _ in true }) throws {
         guard let ssl = SSL_new(context.context), let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
             throw PeerError("SSL_new or BIO_new failed")
+        }
+        guard configure(ssl) else {
+            SSL_free(ssl)
+            BIO_free(input)
+            BIO_free(output)
+            throw PeerError("the connection's TLS settings could not be applied")
         }
         SSL_set_bio(ssl, input, output)
         SSL_set_accept_state(ssl)
@@ -182,6 +190,10 @@ final class PeerStream: @unchecked Sendable {  // used by the one thread that se
     func write(_ text: String) -> Bool { write(Array(text.utf8)) }
 
     /// Frees the TLS session, if any (the socket is closed by whoever accepted it).
+    /// The server-side `SSL` object once ``acceptTLS(_:configure:)`` succeeded (to ask it, say,
+    /// whether the session was resumed); `nil` on a plain stream.
+    var tlsSession: OpaquePointer? { ssl }
+
     func release() {
         if let ssl { SSL_free(ssl) }
         (ssl, input, output) = (nil, nil, nil)
