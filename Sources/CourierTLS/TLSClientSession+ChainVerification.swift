@@ -4,14 +4,40 @@ extension TLSClientSession {
     /// OpenSSL's chain verification (`SSL_CTX_set_cert_verify_callback`), installed by every
     /// ``TLSContext``; it runs when the server's certificates arrive.
     ///
-    /// Returns what ``verifyChain(_:)`` returns for the session that owns the handshake.
+    /// Returns what ``verifyPresentedCertificate(_:)`` returns for the session that owns the
+    /// handshake.
     static let chainVerificationCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { storeContext, _ in
         guard let storeContext else { return 0 }
         guard let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
               let owner = SSL_get_ex_data(OpaquePointer(ssl), TLSClientSession.ownerIndex) else {
             return X509_verify_cert(storeContext)
         }
-        return Unmanaged<TLSClientSession>.fromOpaque(owner).takeUnretainedValue().verifyChain(storeContext)
+        return Unmanaged<TLSClientSession>.fromOpaque(owner).takeUnretainedValue().verifyPresentedCertificate(storeContext)
+    }
+
+    /// Everything the session checks on the server's certificate, as soon as it arrives: the
+    /// chain (``verifyChain(_:)``), then the host name when the chain is not verified and the
+    /// pins (``checkLeaf(_:)``). So a server that fails a pin or the name is refused before the
+    /// client sends anything more: never its client certificate (a TLS 1.2 client sends it
+    /// before the server's Finished, a TLS 1.3 client before its own handshake ends).
+    ///
+    /// A leaf that fails those checks fails the verification with
+    /// `X509_V_ERR_APPLICATION_VERIFICATION`, and the session keeps the error
+    /// (``presentedCertificateFailure``) that ``handshakeError(sslError:)`` then reports.
+    ///
+    /// - Parameter storeContext: the `X509_STORE_CTX` that OpenSSL set up for the handshake.
+    /// - Returns: 1 when every check passed; otherwise 0, or `X509_verify_cert`'s result.
+    func verifyPresentedCertificate(_ storeContext: OpaquePointer) -> Int32 {
+        let chainResult = verifyChain(storeContext)
+        guard chainResult == 1, needsLeafCheck, let leaf = X509_STORE_CTX_get0_cert(storeContext) else { return chainResult }
+        do {
+            try checkLeaf(leaf)
+            return 1
+        } catch {
+            presentedCertificateFailure = error
+            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+            return 0
+        }
     }
 
     /// Verifies the server's chain, or finds that the context verified the same chain for the

@@ -30,17 +30,34 @@ extension TLSClientSession {
         }
     }
 
-    /// The checks that OpenSSL does not do during the handshake: the host name
-    /// when chain verification is off, and the pins.
+    /// Whether the session checks the leaf itself (``checkLeaf(_:)``): there are pins, or the
+    /// host name is checked while the chain is not.
+    var needsLeafCheck: Bool {
+        !configuration.pins.isEmpty || (configuration.verifyHostname && !configuration.verifyCertificate)
+    }
+
+    /// The leaf checks again once the handshake ended, against the certificate of the session:
+    /// a resumed session's handshake carries no certificate, so its checks happen here, against
+    /// the certificate of the handshake that created it. (A full handshake checked the same
+    /// certificate when it arrived, ``verifyPresentedCertificate(_:)``.)
     ///
     /// - Throws: ``TLSError/hostnameMismatch`` or ``TLSError/pinMismatch``.
     func verifyAfterHandshake() throws(TLSError) {
-        let needsHostCheck = configuration.verifyHostname && !configuration.verifyCertificate
-        guard needsHostCheck || !configuration.pins.isEmpty else { return }
+        guard needsLeafCheck else { return }
         guard let certificate = SSL_get1_peer_certificate(ssl) else {
             throw TLSError.handshakeFailed.with(detail: "the server presented no certificate")
         }
         defer { X509_free(certificate) }
+        try checkLeaf(certificate)
+    }
+
+    /// The checks that OpenSSL does not do: the host name when chain verification is off, and
+    /// the pins.
+    ///
+    /// - Parameter certificate: the server's leaf certificate.
+    /// - Throws: ``TLSError/hostnameMismatch`` or ``TLSError/pinMismatch``.
+    func checkLeaf(_ certificate: OpaquePointer) throws(TLSError) {
+        let needsHostCheck = configuration.verifyHostname && !configuration.verifyCertificate
         if needsHostCheck && !Self.certificate(certificate, names: verificationName, isIPAddress: serverNameIsIPAddress) {
             let kind = serverNameIsIPAddress ? "IP address" : "host name"
             throw TLSError.hostnameMismatch.with(
@@ -93,6 +110,10 @@ extension TLSClientSession {
     /// - Parameter code: the result of `SSL_get_error`.
     /// - Returns: the error to throw, with OpenSSL's verify result and error queue.
     func handshakeError(sslError code: Int32) -> TLSError {
+        if let presentedCertificateFailure {
+            OpenSSL.clearErrorQueue()
+            return presentedCertificateFailure
+        }
         let verifyResult = configuration.verifyCertificate ? SSL_get_verify_result(ssl) : Int(X509_V_OK)
         let reasons = OpenSSL.peekErrorReasons()
         let queue = OpenSSL.drainErrorQueue()

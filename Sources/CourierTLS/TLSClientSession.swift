@@ -24,7 +24,10 @@ import Glibc
 /// by OpenSSL (`SSL_VERIFY_PEER`, `X509_VERIFY_PARAM_set1_host` /
 /// `set1_ip_asc`) unless the context verified the same chain for the same name
 /// recently (``reusedVerifiedChain``), then the configured pins on the leaf
-/// certificate.
+/// certificate (and its name, when the chain is not verified), all as soon as
+/// the server's certificate arrives, before the client sends its own; a
+/// resumed session checks the pins and name against its certificate when the
+/// handshake ends.
 ///
 /// A session is not `Sendable`: it belongs to one connection and must be used
 /// from one thread at a time (OpenSSL's error queue is per thread). Once a call
@@ -73,6 +76,9 @@ public final class TLSClientSession {
     /// Whether the server's chain was found among the chains the context verified before,
     /// instead of being verified again (see ``TLSContext``).
     public internal(set) var reusedVerifiedChain = false
+    /// Why the server's certificate failed the session's own checks (pins, or the host name
+    /// when the chain is not verified) when it arrived (``verifyPresentedCertificate(_:)``).
+    var presentedCertificateFailure: TLSError?
     /// Whether a cached session was offered in the ClientHello.
     public internal(set) var offeredResumption = false
     /// Sessions issued during the handshake (TLS 1.2), cached only once every check passed.

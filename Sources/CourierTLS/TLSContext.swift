@@ -100,11 +100,14 @@ public final class TLSContext: Sendable {
         }
         OpenSSL.addMode(context, UInt32(SSL_MODE_RELEASE_BUFFERS))
 
-        // Chain verification (which also covers the host name, set per session)
-        // aborts the handshake on failure when SSL_VERIFY_PEER is set. Without
-        // it OpenSSL still completes the handshake and the session checks what
-        // it was asked to check (host name, pins) itself.
-        SSL_CTX_set_verify(context, configuration.verifyCertificate ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nil)
+        // The verification callback's answer aborts the handshake only with
+        // SSL_VERIFY_PEER. It answers for the chain (which also covers the host
+        // name, set per session) and for the session's own checks (pins, and the
+        // host name when the chain is not verified), so that a server failing
+        // any of them never receives the client's certificate. With nothing to
+        // check (curl's -k), SSL_VERIFY_NONE.
+        let checksServer = configuration.verifyCertificate || configuration.verifyHostname || !configuration.pins.isEmpty
+        SSL_CTX_set_verify(context, checksServer ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nil)
         // The session verifies the chain, or finds it verified already (VerifiedChainCache).
         SSL_CTX_set_cert_verify_callback(context, TLSClientSession.chainVerificationCallback, nil)
 

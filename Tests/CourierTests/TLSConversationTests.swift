@@ -60,7 +60,7 @@ struct TLSConversationTests {
         // The conversations must have met what they are about.
         #expect(tally.resumed >= 10 && tally.fullHandshakes >= 20 && tally.kept >= 20 && tally.concurrent >= 10,
                 "\(tally), \(SeededRandom(seed: seed).replayHint)")
-        #expect(tally.errors.count >= 6, "\(tally.errors), \(SeededRandom(seed: seed).replayHint)")
+        #expect(tally.errors.count >= 5, "\(tally.errors), \(SeededRandom(seed: seed).replayHint)")
     }
 
     /// One step: change an origin, or send one request, or a few at once to different peers.

@@ -159,17 +159,16 @@ struct TLSConversationModel {
     }
 
     /// The error a full handshake ends in, or `nil` when it succeeds: the version, then the
-    /// server's certificate as it arrives (chain, then name, then dates, as OpenSSL checks them),
-    /// then what the client checks when its handshake ends (the name when the chain is not
-    /// verified, then the pins) and the server's verdict on the client certificate: under TLS
-    /// 1.2 the verdict first (the server gives it before its Finished), under TLS 1.3 the
-    /// client's checks first (its handshake ends before the server's).
+    /// server's certificate as it arrives (chain, then name, then dates, as OpenSSL checks them;
+    /// then the name when the chain is not verified, then the pins), and only then, under TLS
+    /// 1.2 and 1.3 alike, the server's verdict on the client certificate, which a server that
+    /// failed the checks never receives.
     static func fullHandshakeError(_ client: TLSConversationClient, _ server: TLSConversationServer,
                                    host: String) -> HTTPConnectionError? {
         if client.requiresTLS13 && server.maximumTLS12 { return .tlsFailed }
         let leaf = server.leaf
         let nameMatches = matches(leaf, host: host)
-        // Checked when the handshake ends: the name when the chain is not verified, then the pins.
+        // The client's own checks: the name when the chain is not verified, then the pins.
         var deferredError: HTTPConnectionError? = switch client.pin {
         case .none: nil
         case .firstKey: leaf.hasFirstKey ? nil : .pinMismatch
@@ -190,7 +189,7 @@ struct TLSConversationModel {
         case (true, .none): .clientCertificateRequired
         case (true, .stranger): .clientCertificateRejected
         }
-        return server.maximumTLS12 ? identityError ?? deferredError : deferredError ?? identityError
+        return deferredError ?? identityError
     }
 
     /// Whether the leaf names `host`: an IP literal only by an iPAddress entry; a name by an

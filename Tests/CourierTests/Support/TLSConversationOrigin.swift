@@ -28,6 +28,13 @@ final class TLSConversationOrigin: Sendable {
     private let certificates: TLSConversationCertificates
     /// The current server context and the leaf new connections get.
     private let state: Mutex<(context: ServerTLSContext, leaf: TLSConversationLeaf)>
+    /// Connections being served, and handshakes that completed with a client certificate.
+    private let counts = Mutex((live: 0, certified: 0))
+
+    /// How many handshakes completed with a client certificate (one the server accepted).
+    var clientCertificatesReceived: Int { counts.withLock { $0.certified } }
+    /// How many connections are still being served (handshaking, or reading requests).
+    var liveConnections: Int { counts.withLock { $0.live } }
 
     /// Starts listening, presenting ``TLSConversationLeaf/good`` with TLS 1.3 and no client
     /// certificate asked for.
@@ -43,6 +50,7 @@ final class TLSConversationOrigin: Sendable {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }
                 sockets.add(client)
+                counts.withLock { $0.live += 1 }
                 let (context, leaf) = state.withLock { ($0.context, $0.leaf) }
                 Thread { [self] in serve(client, context: context, leaf: leaf) }.start()
             }
@@ -81,6 +89,7 @@ final class TLSConversationOrigin: Sendable {
         defer {
             stream.release()
             sockets.close(client)
+            counts.withLock { $0.live -= 1 }
         }
         guard let pair = certificates.served[leaf] else { return }
         do {
@@ -101,6 +110,7 @@ final class TLSConversationOrigin: Sendable {
         let peerCertificate = SSL_get1_peer_certificate(ssl)
         let presented = peerCertificate != nil
         X509_free(peerCertificate)
+        if presented { counts.withLock { $0.certified += 1 } }
         let report = "resumed=\(SSL_session_reused(ssl)) version=\(version) sni=\(name) client=\(presented ? 1 : 0)"
         var pending: [UInt8] = []
         var count = 0
