@@ -7,7 +7,8 @@ import Testing
 /// Seeded random TLS conversations over real sockets between native transports with different
 /// TLS settings (trust, pins, resumption, client identity, minimum version;
 /// ``TLSConversationClient``) and two in-process origins (``TLSConversationOrigin``) whose
-/// certificate, client-certificate requirement and maximum version change between requests.
+/// certificate, client-certificate requirement and maximum version change between requests
+/// (each change a new server context, or a return to an earlier one whose sessions resume again).
 /// Requests go one at a time, or a few at once to different peers, on kept and new connections
 /// to five names (three DNS names, a name two labels under a wildcard, an IP literal), all mapped
 /// to 127.0.0.1. An independent model (``TLSConversationModel``) predicts each request's
@@ -28,7 +29,7 @@ struct TLSConversationTests {
         var errors: [String: Int] = [:]
     }
 
-    @Test("12 conversations of 32 steps: every request ends, resumes and reuses connections as the model predicts")
+    @Test("16 conversations of 40 steps: every request ends, resumes and reuses connections as the model predicts")
     func randomConversations() async throws {
         let seed = SeededRandom.seed(default: 0x5EED_0025_7150)
         let certificates = try await TLSConversationCertificates.make()
@@ -37,21 +38,24 @@ struct TLSConversationTests {
         defer { origins.forEach { $0.stop() } }
         var tally = Tally()
         try await withLeakCheck { leaks in
-            for conversation in 0..<12 {
+            for conversation in 0..<16 {
                 var random = SeededRandom(seed: seed, stream: conversation)
                 let hint = "conversation \(conversation), \(SeededRandom(seed: seed).replayHint)"
+                var epochs: [Int] = []
                 for origin in origins {
                     origin.present(.good)
-                    try origin.reconfigure(requiresClientCertificate: false, maximumTLS12: false)
+                    epochs.append(try origin.reconfigure(requiresClientCertificate: false, maximumTLS12: false))
                 }
                 var pool = TLSConversationClient.all.indices.map { $0 }
                 var picked: [TLSConversationClient] = []
                 for _ in 0..<4 { picked.append(TLSConversationClient.all[pool.remove(at: Int(random.next() % UInt64(pool.count)))]) }
                 let transports = try picked.map { leaks.native(try configuration($0, certificates, origins)) }
                 var model = TLSConversationModel(clients: picked, origins: origins.count)
-                for step in 0..<32 {
+                for (index, epoch) in epochs.enumerated() { model.servers[index].epoch = epoch }
+                let firstEpochs = epochs
+                for step in 0..<40 {
                     let where_ = "\(hint), step \(step)"
-                    try await play(step: step, conversation: conversation, random: &random, model: &model,
+                    try await play(step: step, conversation: conversation, firstEpochs: firstEpochs, random: &random, model: &model,
                                    origins: origins, transports: transports, tally: &tally, context: where_)
                 }
                 transports.forEach { $0.shutdown() }
@@ -64,7 +68,7 @@ struct TLSConversationTests {
     }
 
     /// One step: change an origin, or send one request, or a few at once to different peers.
-    private func play(step: Int, conversation: Int, random: inout SeededRandom, model: inout TLSConversationModel,
+    private func play(step: Int, conversation: Int, firstEpochs: [Int], random: inout SeededRandom, model: inout TLSConversationModel,
                       origins: [TLSConversationOrigin], transports: [NativeTransport], tally: inout Tally,
                       context: String) async throws {
         let roll = random.next() % 12
@@ -76,12 +80,18 @@ struct TLSConversationTests {
             let leaf = random.next() % 2 == 0 ? .good : all[Int(random.next() % UInt64(all.count))]
             origins[originIndex].present(leaf)
             model.servers[originIndex].leaf = leaf
-        case 3:
+        case 3, 6:
             var server = model.servers[originIndex]
-            if random.next() % 2 == 0 { server.requiresClientCertificate.toggle() } else { server.maximumTLS12.toggle() }
-            server.epoch += 1
-            try origins[originIndex].reconfigure(requiresClientCertificate: server.requiresClientCertificate,
-                                                 maximumTLS12: server.maximumTLS12)
+            let first = firstEpochs[originIndex]
+            if random.next() % 3 == 0, server.epoch > first {
+                // Back to an epoch of this conversation: its sessions resume again.
+                server.epoch = first + Int(random.next() % UInt64(server.epoch - first))
+                (server.requiresClientCertificate, server.maximumTLS12) = origins[originIndex].returnTo(epoch: server.epoch)
+            } else {
+                if random.next() % 2 == 0 { server.requiresClientCertificate.toggle() } else { server.maximumTLS12.toggle() }
+                server.epoch = try origins[originIndex].reconfigure(requiresClientCertificate: server.requiresClientCertificate,
+                                                                    maximumTLS12: server.maximumTLS12)
+            }
             model.servers[originIndex] = server
         case 4, 5:
             // A few requests at once, each to a peer of its own, so that each one's prediction stands alone.
@@ -114,10 +124,11 @@ struct TLSConversationTests {
         default:
             let key = Self.drawKey(&random, clients: transports.count, origins: origins.count)
             let close = random.next() % 2 == 0
+            let before = model.state(of: key)
             let prediction = model.request(key, close: close)
             let outcome = await Self.send(transports[key.client], url(key, close: close, origins: origins, tag: "c\(conversation)s\(step)"))
             check(outcome: outcome, prediction, key: key, model: model, tally: &tally,
-                  context: "\(context) \(model.clients[key.client]) → \(key.host) origin \(key.origin) \(model.servers[key.origin]) close \(close)")
+                  context: "\(context) \(model.clients[key.client]) → \(key.host) origin \(key.origin) \(model.servers[key.origin]) close \(close), model before: \(before)")
             try await expectPool(key, model: model, origins: origins, transports: transports, context: context)
         }
     }

@@ -95,6 +95,11 @@ struct TLSConversationModel {
         servers = Array(repeating: TLSConversationServer(), count: origins)
     }
 
+    /// What the model holds for a peer (for failure messages).
+    func state(of key: PeerKey) -> String {
+        "sessions \(sessions[key] ?? []) refusals \(refusals[key, default: 0]) paused \(paused.contains(key))"
+    }
+
     /// The idle connections the model expects in a pool.
     func idleConnections(_ key: PoolKey) -> Int { idle[key, default: 0] }
 
@@ -118,12 +123,10 @@ struct TLSConversationModel {
         let resumed = offered.map { $0.epoch == server.epoch } ?? false
         if let error = resumed ? nil : Self.fullHandshakeError(client, server, host: key.host) {
             let clientCertificateAfterHandshake = !tls12 && (error == .clientCertificateRequired || error == .clientCertificateRejected)
-            if clientCertificateAfterHandshake {
-                // Under TLS 1.3 the client's handshake ended (and counted the offer) before the server refused.
-                if offered != nil { refuse(key) }
-            } else {
-                sessions[key] = nil
-            }
+            // Under TLS 1.3 the client's handshake ended (and counted the offer) before the server
+            // refused its certificate; either way the failure forgets the peer's sessions.
+            if clientCertificateAfterHandshake, offered != nil { refuse(key) }
+            sessions[key] = nil
             return Prediction(error: error)
         }
         if offered != nil {

@@ -14,7 +14,7 @@ import Glibc
 /// - whether it requires a client certificate signed by the test CA, and whether it speaks at
 ///   most TLS 1.2 (``reconfigure(requiresClientCertificate:maximumTLS12:)``): each change makes a
 ///   new server context, with new ticket keys and an empty session cache (a new *epoch*), so
-///   nothing issued before is resumed.
+///   nothing issued before is resumed, until ``returnTo(epoch:)`` goes back to an earlier one.
 ///
 /// It answers every request with `200` and a line that says what it saw of the connection:
 /// `resumed=0|1 version=TLSv1.x sni=<name or -> client=0|1 request=<n on this connection>`.
@@ -27,7 +27,8 @@ final class TLSConversationOrigin: Sendable {
     private let sockets = AcceptedSockets()
     private let certificates: TLSConversationCertificates
     /// The current server context and the leaf new connections get.
-    private let state: Mutex<(context: ServerTLSContext, leaf: TLSConversationLeaf)>
+    private let state: Mutex<(context: ServerTLSContext, leaf: TLSConversationLeaf,
+                              epochs: [(ServerTLSContext, requires: Bool, maximumTLS12: Bool)])>
     /// Connections being served, and handshakes that completed with a client certificate.
     private let counts = Mutex((live: 0, certified: 0))
 
@@ -41,7 +42,7 @@ final class TLSConversationOrigin: Sendable {
     init(certificates: TLSConversationCertificates) throws {
         self.certificates = certificates
         let context = try Self.context(certificates, requiresClientCertificate: false, maximumTLS12: false)
-        state = Mutex((context, .good))
+        state = Mutex((context, .good, [(context, false, false)]))
         let (listener, port) = try LoopbackPort.listening(backlog: 64)
         self.listener = listener
         self.port = port
@@ -70,10 +71,27 @@ final class TLSConversationOrigin: Sendable {
 
     /// Starts a new epoch: a new server context with these settings, whose ticket keys and
     /// session cache are new, so that no session issued before is resumed.
-    func reconfigure(requiresClientCertificate: Bool, maximumTLS12: Bool) throws {
+    /// - Returns: the epoch's number, for ``returnTo(epoch:)``.
+    @discardableResult
+    func reconfigure(requiresClientCertificate: Bool, maximumTLS12: Bool) throws -> Int {
         let context = try Self.context(certificates, requiresClientCertificate: requiresClientCertificate,
                                        maximumTLS12: maximumTLS12)
-        state.withLock { $0.context = context }
+        return state.withLock { state in
+            state.context = context
+            state.epochs.append((context, requiresClientCertificate, maximumTLS12))
+            return state.epochs.count - 1
+        }
+    }
+
+    /// Goes back to an earlier epoch's server context (as a second server behind the same name
+    /// would answer): the sessions it issued can be resumed again.
+    /// - Returns: that epoch's settings.
+    func returnTo(epoch: Int) -> (requiresClientCertificate: Bool, maximumTLS12: Bool) {
+        state.withLock { state in
+            let (context, requires, maximumTLS12) = state.epochs[epoch]
+            state.context = context
+            return (requires, maximumTLS12)
+        }
     }
 
     /// Stops accepting and shuts down every connection.
