@@ -15,12 +15,20 @@ package struct ChildProcess: Sendable {
     /// The guard's process id, which is also the group's.
     package let pid: pid_t
 
-    /// Runs the command in the background and polls every half second that both the test
-    /// process (`$1`) and the child are alive; when the test process is gone, kills the child.
+    /// Runs the command in the background and waits for it, so that the guard ends (with the
+    /// child's status) as soon as the child does; beside it a watcher polls every half second
+    /// that the test process (`$1`) is alive, and when it is gone, kills the child. The guard
+    /// stops the watcher, and the watcher its `sleep`, so that nothing outlives the child. The
+    /// shells' messages about the watcher ("Terminated", when it is stopped before its trap is
+    /// set) stay out of the child's standard error.
     private static let guardScript = [
         #"parent=$1; shift; "$@" & child=$!"#,
-        #"while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 0.5; done"#,
-        #"kill -9 "$child" 2>/dev/null; wait "$child""#,
+        #"( trap 'kill "$nap" 2>/dev/null; exit 0' TERM"#,
+        #"  while kill -0 "$parent" 2>/dev/null; do sleep 0.5 & nap=$!; wait "$nap"; done"#,
+        #"  kill -9 "$child" 2>/dev/null ) 2>/dev/null & watcher=$!"#,
+        #"wait "$child"; status=$?"#,
+        #"kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null"#,
+        #"exit "$status""#,
     ].joined(separator: "\n")
 
     /// Starts `executable` with `arguments`; standard output and error go to the given files
