@@ -19,9 +19,27 @@ struct ExpectContinueTests {
             retryPolicy: .never, validation: .statusCodes(100..<600), transport: transport, cache: nil)))
     }
 
-    /// Whether the peer answered 200 with the octet count of the whole test body.
-    static func storedWholeBody(_ response: HTTPResponse) -> Bool {
-        response.status.code == 200 && response.text == "\(body.count)"
+    /// Runs `body` with a new ``ExpectContinuePeer`` and a connection to it over a native
+    /// transport of its own, under a leak check; the peer is closed and the transport shut down after.
+    static func withNativePeer(_ body: (ExpectContinuePeer, HTTPConnection) async throws -> Void) async throws {
+        let peer = try ExpectContinuePeer()
+        defer { peer.close() }
+        try await withLeakCheck { leaks in
+            let transport = leaks.native()
+            defer { transport.shutdown() }
+            try await body(peer, Self.connection(peer.baseURL, transport, leaks))
+        }
+    }
+
+    /// Sends a PUT of `body` to `path` with `Expect: 100-continue` and checks that the peer
+    /// answered 200 with the octet count of the whole test body.
+    @discardableResult
+    static func sendStored(_ connection: HTTPConnection, _ path: String, _ body: HTTPRequest.Body,
+                           sourceLocation: SourceLocation = #_sourceLocation) async throws -> HTTPResponse {
+        let response = try await connection.send(put(path, body))
+        #expect(response.status.code == 200 && response.text == "\(Self.body.count)", "\(response.status.code) \(response.text ?? "")",
+                sourceLocation: sourceLocation)
+        return response
     }
 
     static func put(_ path: String, _ body: HTTPRequest.Body, expecting: Bool = true) -> HTTPRequest {
@@ -79,8 +97,7 @@ struct ExpectContinueTests {
         defer { peer.close() }
         try await withLeakCheck { leaks in
             let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
-            let fromMemory = try await connection.send(Self.put("/continue", .data(Self.body)))
-            #expect(Self.storedWholeBody(fromMemory), "\(fromMemory.status.code) \(fromMemory.text ?? "")")
+            let fromMemory = try await Self.sendStored(connection, "/continue", .data(Self.body))
             if kind == .native {
                 // The whole body counts, and the first byte is the final answer's, after the body
                 // (the 100 came before it).
@@ -88,8 +105,7 @@ struct ExpectContinueTests {
                 #expect((fromMemory.metrics?.firstByte ?? .zero) > .zero, "\(String(describing: fromMemory.metrics?.firstByte))")
             }
             try await Self.withFile { file in
-                let fromFile = try await connection.send(Self.put("/continue", try .file(file)))
-                #expect(Self.storedWholeBody(fromFile), "\(fromFile.status.code) \(fromFile.text ?? "")")
+                let fromFile = try await Self.sendStored(connection, "/continue", try .file(file))
                 if kind == .native { #expect(fromFile.metrics?.reusedConnection == true) }
             }
             let visits = peer.visits
@@ -105,17 +121,14 @@ struct ExpectContinueTests {
         defer { peer.close() }
         try await withLeakCheck { leaks in
             let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
-            let fromMemory = try await connection.send(Self.put("/no-expectations", .data(Self.body)))
-            #expect(Self.storedWholeBody(fromMemory), "\(fromMemory.status.code) \(fromMemory.text ?? "")")
+            try await Self.sendStored(connection, "/no-expectations", .data(Self.body))
             if kind == .native {
                 try await Self.withFile { file in
-                    let fromFile = try await connection.send(Self.put("/no-expectations", try .file(file)))
-                    #expect(Self.storedWholeBody(fromFile), "\(fromFile.status.code) \(fromFile.text ?? "")")
+                    try await Self.sendStored(connection, "/no-expectations", try .file(file))
                 }
                 // The stream was held back for the 100, so nothing of it was read: it goes with the repeat.
                 let chunks = PatternChunks(total: Self.body.count, chunk: 16 << 10)
-                let streamed = try await connection.send(Self.put("/no-expectations", .stream(chunks, length: Int64(Self.body.count))))
-                #expect(Self.storedWholeBody(streamed), "\(streamed.status.code) \(streamed.text ?? "")")
+                try await Self.sendStored(connection, "/no-expectations", .stream(chunks, length: Int64(Self.body.count)))
             }
             // Each refused request, then its repeat without the field, which carried the body.
             let visits = peer.visits
@@ -128,12 +141,7 @@ struct ExpectContinueTests {
 
     @Test("a 417 after the body went (released by the wait): data goes again without the field; a stream already read is not, and the caller gets the 417")
     func expectationFailedLate() async throws {
-        let peer = try ExpectContinuePeer()
-        defer { peer.close() }
-        try await withLeakCheck { leaks in
-            let transport = leaks.native()
-            defer { transport.shutdown() }
-            let connection = Self.connection(peer.baseURL, transport, leaks)
+        try await Self.withNativePeer { peer, connection in
             let small = Self.body.prefix(64 << 10)
             let fromMemory = try await connection.send(Self.put("/late-417", .data(small)))
             #expect(fromMemory.status.code == 200 && fromMemory.text == "\(small.count)")
@@ -186,8 +194,7 @@ struct ExpectContinueTests {
         defer { peer.close() }
         try await withLeakCheck { leaks in
             let connection = Self.connection(peer.baseURL, leaks.transport(kind), leaks)
-            let response = try await connection.send(Self.put("/silent", .data(Self.body)))
-            #expect(Self.storedWholeBody(response), "\(response.status.code) \(response.text ?? "")")
+            try await Self.sendStored(connection, "/silent", .data(Self.body))
             let visit = try #require(peer.visits.first)
             #expect(visit.expectsContinue)
             #expect((visit.firstOctetAfter ?? 0) >= 0.9, "the body came \(String(describing: visit.firstOctetAfter)) s after the head, before the wait ended")
@@ -196,12 +203,7 @@ struct ExpectContinueTests {
 
     @Test("a server that takes the body released by the wait and never answers: the request times out (the silence counts from the release); 100 Continue and a 413 in one write: the caller gets the 413")
     func afterTheRelease() async throws {
-        let peer = try ExpectContinuePeer()
-        defer { peer.close() }
-        try await withLeakCheck { leaks in
-            let transport = leaks.native()
-            defer { transport.shutdown() }
-            let connection = Self.connection(peer.baseURL, transport, leaks)
+        try await Self.withNativePeer { peer, connection in
             var swallowed = Self.put("/swallow", .data(Self.body.prefix(64 << 10)))
             swallowed.timeout = .milliseconds(1500)
             do throws(HTTPConnectionError) {
