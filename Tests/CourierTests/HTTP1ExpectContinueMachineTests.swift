@@ -20,10 +20,12 @@ struct HTTP1ExpectContinueMachineTests {
 
     func describe(_ action: Machine.Action) -> String { HTTP1ConnectionStateMachineTests.describe(action) }
 
-    /// A ready machine whose request's head was written at `headAt`: its body is held.
-    static func holding(headAt: UInt64 = 0, timeout: Duration = .seconds(10)) -> (Rig, String) {
-        var rig = Rig.ready()
-        _ = rig.machine.requestStarted(post(timeout: timeout), at: 0)
+    /// `rig` (a fresh ready one by default) after `request` (``post(timeout:)`` by default)
+    /// started and its head was written at `headAt`: its body is held.
+    static func holding(headAt: UInt64 = 0, timeout: Duration = .seconds(10), on start: Rig = .ready(),
+                        request: Machine.Request? = nil) -> (Rig, String) {
+        var rig = start
+        _ = rig.machine.requestStarted(request ?? post(timeout: timeout), at: 0)
         #expect(rig.machine.writesHeadOnly && rig.machine.isWriting)
         rig.machine.bytesWritten(120, at: headAt)
         let action = HTTP1ConnectionStateMachineTests.describe(rig.machine.allWritten(at: headAt))
@@ -115,10 +117,7 @@ struct HTTP1ExpectContinueMachineTests {
 
     @Test("race: a reused connection closes while a POST's body is held, or while its head is still going: the server cannot have acted on it, so it goes once more on a fresh connection; once its body went, it fails with staleConnection")
     func staleWhileHolding() {
-        var held = HTTP1ConnectionStateMachineTests.reused()
-        _ = held.machine.requestStarted(Self.post(), at: 0)
-        held.machine.bytesWritten(120, at: 0)
-        _ = held.machine.allWritten(at: 0)
+        var (held, _) = Self.holding(on: HTTP1ConnectionStateMachineTests.reused())
         #expect(held.machine.holdsBody)
         #expect(describe(held.machine.peerClosed(nil)) == "retry")
 
@@ -128,22 +127,16 @@ struct HTTP1ExpectContinueMachineTests {
         #expect(describe(headGoing.machine.writeFailed(nil)).hasPrefix("read after write failure"))
         #expect(describe(headGoing.machine.writeFailureDrained(nil)) == "retry")
 
-        var released = HTTP1ConnectionStateMachineTests.reused()
-        _ = released.machine.requestStarted(Self.post(), at: 0)
-        released.machine.bytesWritten(120, at: 0)
-        _ = released.machine.allWritten(at: 0)
+        var (released, _) = Self.holding(on: HTTP1ConnectionStateMachineTests.reused())
         _ = released.machine.timerFired(at: Self.second)
         #expect(released.machine.isWriting, "the wait ended: the body goes")
         released.machine.bytesWritten(10, at: Self.second)
         #expect(describe(released.machine.peerClosed(nil)) == "fail staleConnection")
 
         // A retry that meets a stale connection again fails.
-        var again = HTTP1ConnectionStateMachineTests.reused()
         var retry = Self.post()
         retry.isRetry = true
-        _ = again.machine.requestStarted(retry, at: 0)
-        again.machine.bytesWritten(120, at: 0)
-        _ = again.machine.allWritten(at: 0)
+        var (again, _) = Self.holding(on: HTTP1ConnectionStateMachineTests.reused(), request: retry)
         #expect(describe(again.machine.peerClosed(nil)) == "fail staleConnection")
     }
 

@@ -189,7 +189,7 @@ extension HTTP2ClientConnection {
     /// Tells the pool and the exchange that `stream` (`id`, already removed) ended with `outcome`.
     private func ended(_ stream: Stream, _ id: UInt32, with outcome: Result<HTTPResponse, HTTPConnectionError>) {
         uploading.remove(id)
-        unwrittenStreams[id] = nil
+        if !unwrittenStreams.isEmpty { unwrittenStreams.removeAll { $0.id == id } }
         let exchange = stream.exchange
         if let requestID = exchange.poolID { streamOfRequest[requestID] = nil }
         exchange.wireBodyBytes = stream.response.wireBytes

@@ -76,10 +76,11 @@ final class HTTP2ClientConnection {
     private var octetsWritten = 0
     /// The streams whose HEADERS no write has reached yet, each with the position in the
     /// connection's outgoing octets (counted like ``octetsWritten``) at or after which they
-    /// were queued: when the connection is lost, the server cannot have seen them, so they go
-    /// out on another connection whatever their method. A stream leaves once the writes pass
-    /// its position.
-    var unwrittenStreams: [UInt32: Int] = [:]
+    /// were queued, in the order queued (so positions never decrease): when the connection is
+    /// lost, the server cannot have seen them, so they go out on another connection whatever
+    /// their method. Streams leave from the front once the writes pass their positions, in
+    /// place (a write allocates nothing).
+    var unwrittenStreams: [(id: UInt32, position: Int)] = []
     /// The streams whose request is not yet known to be all on the wire, oldest first: only
     /// these are looked at when the queue empties (not every stream in flight).
     var requestsBeingWritten: [UInt32] = []
@@ -339,7 +340,8 @@ final class HTTP2ClientConnection {
             case .success(.bytes(let count)):
                 outboundOffset += count
                 octetsWritten += count
-                if !unwrittenStreams.isEmpty { unwrittenStreams = unwrittenStreams.filter { $0.value >= octetsWritten } }
+                let passed = unwrittenStreams.prefix { $0.position < octetsWritten }.count
+                if passed > 0 { unwrittenStreams.removeFirst(passed) }
             case .success(.wouldBlock):
                 setInterest([.readable, .writable])
                 return
@@ -423,13 +425,13 @@ final class HTTP2ClientConnection {
     /// everything queued so far (over TLS, the plaintext waiting for encryption is encrypted
     /// after what is already in ``outbound``).
     func queuingHeaders(of id: UInt32) {
-        unwrittenStreams[id] = octetsWritten + outbound.count - outboundOffset
+        unwrittenStreams.append((id, octetsWritten + outbound.count - outboundOffset))
     }
 
     /// Whether nothing of stream `id` reached the socket, and its body (a stream already read
     /// into the connection is not) can go again.
     private func neverWritten(_ id: UInt32, _ exchange: NativeExchange) -> Bool {
-        unwrittenStreams[id] != nil && exchange.request.upload?.wasConsumed != true
+        unwrittenStreams.contains { $0.id == id } && exchange.request.upload?.wasConsumed != true
     }
 
     /// Closes for the pool's shutdown or idle expiry: streams fail with the shutdown error; the
